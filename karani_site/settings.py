@@ -1,0 +1,157 @@
+"""karani settings, read from the environment.
+
+Nothing here needs a configuration file: a fresh clone runs on an embedded SQLite ledger
+under ``KARANI_DATA_DIR``; ``DATABASE_URL`` points the ledger at PostgreSQL.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be at least {minimum}")
+    return value
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in {"1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r}: use one of true, false")
+
+
+# Resolved against the repository root, not the caller's directory, so `karani` run from
+# anywhere in a source checkout reaches the same ledger as `python manage.py`.
+DATA_DIR = Path(os.environ.get("KARANI_DATA_DIR") or BASE_DIR / "var").expanduser().resolve()
+
+MEMORY_MODES = ("off", "basic", "mem0")
+KARANI_MEMORY = os.environ.get("KARANI_MEMORY", "basic").strip().lower() or "basic"
+if KARANI_MEMORY not in MEMORY_MODES:
+    raise ImproperlyConfigured(
+        f"KARANI_MEMORY={os.environ.get('KARANI_MEMORY')!r} is not valid; "
+        f"use one of: {', '.join(MEMORY_MODES)}"
+    )
+
+DEBUG = _env_bool("KARANI_DEBUG", False)
+SECRET_KEY = os.environ.get("KARANI_SECRET_KEY") or (
+    # A fixed key is fine for the embedded single-user default; production sets its own.
+    "karani-insecure-local-key-set-KARANI_SECRET_KEY-in-production"
+)
+ALLOWED_HOSTS = [
+    h.strip() for h in os.environ.get("KARANI_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
+]
+if "testserver" not in ALLOWED_HOSTS:
+    ALLOWED_HOSTS.append("testserver")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "memory",
+    "qualify",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "karani_site.urls"
+WSGI_APPLICATION = "karani_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict:
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if not url:
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{DATA_DIR / 'karani.sqlite3'}"
+    try:
+        config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    except Exception as exc:  # dj-database-url raises several types for a bad URL
+        raise ImproperlyConfigured(f"DATABASE_URL is not a usable database URL: {exc}") from None
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["CONN_MAX_AGE"] = 0
+        config["OPTIONS"] = {
+            # WAL lets readers run beside one writer; IMMEDIATE takes the write lock at BEGIN
+            # so two writers queue on busy_timeout instead of failing to upgrade a read lock.
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    elif config["ENGINE"] == "django.db.backends.postgresql":
+        config.setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
+    return config
+
+
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "karani": {"handlers": ["stderr"], "level": os.environ.get("KARANI_LOG_LEVEL", "WARNING")},
+    },
+}
+
+# --- karani ------------------------------------------------------------------------------
+# How many facts qualify injects into a prompt; qualify caps this at 10 whatever is set.
+KARANI_MEMORY_TOP_K = _env_int("KARANI_MEMORY_TOP_K", 5, minimum=1)

@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class MemoryConfig(AppConfig):
+    name = "memory"
+    verbose_name = "Memory"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.conf import settings
+
+        from memory import modes
+
+        modes.warn_if_unavailable(settings.KARANI_MEMORY)

@@ -1,0 +1,46 @@
+"""A BaseCommand whose every failure is one line on stderr and a non-zero exit."""
+
+import json
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
+
+from memory.errors import FactNotFound, MemoryInputError
+
+
+class _OneLineParser(CommandParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse prints the whole usage block; karani's contract is one line.
+        raise CommandError(f"{self.prog}: {message} (see --help)")
+
+
+class KaraniCommand(BaseCommand):
+    """Turns service errors and database outages into CommandError (one line, exit 1)."""
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.__class__ = _OneLineParser
+        return parser
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        try:
+            super().run_from_argv(argv)
+        except CommandError as exc:
+            # Django only catches errors raised while handling, not while parsing arguments;
+            # print those the same way it does: one line, no traceback.
+            sys.stderr.write(f"CommandError: {exc}\n")
+            sys.exit(exc.returncode)
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        try:
+            return super().execute(*args, **options)
+        except (MemoryInputError, FactNotFound) as exc:
+            raise CommandError(str(exc)) from None
+        except DatabaseError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(f"database error: {first}") from None
+
+    def write_json(self, payload: Any) -> None:
+        self.stdout.write(json.dumps(payload, ensure_ascii=False, default=str))

@@ -1,0 +1,23 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from memory import services
+from memory.management.base import KaraniCommand
+
+
+class Command(KaraniCommand):
+    help = "Correct a fact: the old row is soft-deleted and a new row supersedes it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("id", type=int)
+        parser.add_argument("text", help="the corrected fact")
+        parser.add_argument("--reason", required=True, help="why the old text was wrong")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        new = services.correct(id=opts["id"], text=opts["text"], reason=opts["reason"], actor="cli")
+        if opts["json"]:
+            self.write_json({"id": new.pk, "supersedes": opts["id"]})
+        else:
+            self.stdout.write(str(new.pk))

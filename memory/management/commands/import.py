@@ -1,0 +1,64 @@
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+
+from memory import services
+from memory.management.base import KaraniCommand
+
+
+def _records(path: Path, bad: list[tuple[int, str]]) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding="utf-8", errors="strict") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield line_no, json.loads(line)
+            except json.JSONDecodeError as exc:
+                bad.append((line_no, f"not valid JSON ({exc.msg})"))
+
+
+class Command(KaraniCommand):
+    help = (
+        "Import facts from a JSONL file (one object per line: text, kind, company, ref, "
+        "created_at). Bad lines are reported and skipped. --restore loads an `export` file "
+        "into an empty ledger."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--restore", action="store_true", help="restore an export file")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        path: Path = opts["file"]
+        if not path.is_file():
+            raise CommandError(f"no such file: {path}")
+        bad: list[tuple[int, str]] = []
+        try:
+            if opts["restore"]:
+                records = list(_records(path, bad))
+                if bad:  # restore is all-or-nothing: refuse before anything is written
+                    raise CommandError(f"line {bad[0][0]}: {bad[0][1]}")
+                count = services.restore_facts(records=records)
+                self._print(opts, {"restored": count}, f"restored {count} facts")
+                return
+            report = services.import_facts(records=_records(path, bad), actor="import")
+        except UnicodeDecodeError:
+            raise CommandError(f"{path} is not UTF-8 text") from None
+        report.rejected = sorted(report.rejected + bad)
+        summary = (
+            f"created {report.created}, touched {report.touched}, rejected {len(report.rejected)}"
+        )
+        self._print(opts, report.to_dict(), summary)
+        if not opts["json"]:
+            for line_no, error in report.rejected:
+                self.stderr.write(f"line {line_no}: {error}")
+
+    def _print(self, opts: dict[str, Any], payload: dict[str, Any], text: str) -> None:
+        if opts["json"]:
+            self.write_json(payload)
+        else:
+            self.stdout.write(text)

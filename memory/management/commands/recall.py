@@ -1,0 +1,43 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+from rich.console import Console
+from rich.table import Table
+
+from memory import services
+from memory.management.base import KaraniCommand
+
+
+class Command(KaraniCommand):
+    help = "Recall the facts most relevant to a query, best first."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("query")
+        parser.add_argument("--company", help="only this company's facts plus global ones")
+        parser.add_argument(
+            "--limit", type=int, default=services.DEFAULT_LIMIT, help="1-100 (default 5)"
+        )
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        result = services.recall(query=opts["query"], company=opts["company"], limit=opts["limit"])
+        if opts["json"]:
+            self.write_json(result.to_dict())
+            return
+        note = " (fallback: semantic index unavailable)" if result.fallback else ""
+        table = Table(title=f"recall · mode {result.mode}{note}", title_justify="left")
+        for column in ("id", "score", "kind", "company", "text", "last seen"):
+            table.add_column(column, overflow="fold")
+        for fact in result.results:
+            table.add_row(
+                str(fact.id),
+                f"{fact.score:.3g}",
+                fact.kind,
+                fact.company or "-",
+                fact.text,
+                f"{fact.last_seen_at:%Y-%m-%d}",
+            )
+        console = Console(file=self.stdout, width=120, color_system=None)
+        console.print(table)
+        if not result.results:
+            self.stdout.write("no matching facts")

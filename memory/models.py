@@ -1,0 +1,178 @@
+"""The ledger's memories table: distilled facts, one per row, append-only.
+
+Text, kind and company never change in place. A duplicate write touches ``last_seen_at`` and
+``seen_count``; a correction soft-deletes the old row and writes a new one pointing back at
+it; nothing ever issues a SQL DELETE on a fact.
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Kind(models.TextChoices):
+    PREFERENCE = "preference"
+    OUTCOME = "outcome"
+    QUESTION = "question"
+    NOTE = "note"
+
+
+class Source(models.TextChoices):
+    VERDICT = "verdict"
+    OUTCOME = "outcome"
+    TEACH = "teach"
+    CORRECTION = "correction"
+    IMPORT = "import"
+
+
+class MemoryQuerySet(models.QuerySet):
+    def alive(self) -> "MemoryQuerySet":
+        return self.filter(deleted_at__isnull=True)
+
+    def deleted(self) -> "MemoryQuerySet":
+        return self.filter(deleted_at__isnull=False)
+
+    def for_scope(self, company_key: str | None) -> "MemoryQuerySet":
+        """A company's facts plus global ones; never another company's."""
+        if company_key is None:
+            return self
+        return self.filter(Q(company_key=company_key) | Q(company_key__isnull=True))
+
+    def delete(self):  # type: ignore[override]
+        raise TypeError("facts are never hard-deleted; use memory.services.forget()")
+
+
+class LiveManager(models.Manager.from_queryset(MemoryQuerySet)):  # type: ignore[misc]
+    def get_queryset(self) -> MemoryQuerySet:
+        return super().get_queryset().alive()
+
+
+AllManager = models.Manager.from_queryset(MemoryQuerySet)
+
+
+class Memory(models.Model):
+    text = models.TextField()
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NOTE)
+    company = models.CharField(max_length=200, null=True, blank=True, help_text="as written")
+    company_key = models.CharField(
+        max_length=200, null=True, blank=True, editable=False, help_text="null = global"
+    )
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.TEACH)
+    fit_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    ref = models.CharField(max_length=200, null=True, blank=True)
+    # sha256 of (kind, company_key, casefolded collapsed text): see memory.text.fact_key.
+    fact_key = models.CharField(max_length=64, editable=False)
+
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_seen_at = models.DateTimeField(default=timezone.now, editable=False)
+    seen_count = models.PositiveIntegerField(default=1, editable=False)
+    created_by = models.CharField(max_length=150, blank=True, default="", editable=False)
+
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+    delete_reason = models.CharField(max_length=500, blank=True, default="", editable=False)
+    deleted_by = models.CharField(max_length=150, blank=True, default="", editable=False)
+    supersedes = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="superseded_by",
+        editable=False,
+    )
+
+    # Semantic index bookkeeping (KARANI_MEMORY=mem0). indexed_at null on a live row means
+    # the write is pending: `reindex --pending` catches it up.
+    vector_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
+    indexed_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = LiveManager()
+    all_objects = AllManager()
+
+    class Meta:
+        db_table = "memories"
+        verbose_name = "memory"
+        verbose_name_plural = "memories"
+        base_manager_name = "all_objects"
+        default_manager_name = "all_objects"
+        constraints = [
+            # "One live copy of a fact": concurrent writers of the same fact collide here and
+            # the loser touches the winner's row instead (services.remember).
+            models.UniqueConstraint(
+                fields=["fact_key"],
+                condition=Q(deleted_at__isnull=True),
+                name="memories_one_live_copy_per_fact",
+            ),
+            models.CheckConstraint(
+                condition=Q(fit_score__isnull=True) | Q(fit_score__gte=0, fit_score__lte=100),
+                name="memories_fit_score_0_100",
+            ),
+            models.CheckConstraint(condition=Q(kind__in=Kind.values), name="memories_kind_known"),
+            models.CheckConstraint(
+                condition=Q(source__in=Source.values), name="memories_source_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(deleted_at__isnull=True) | ~Q(delete_reason=""),
+                name="memories_deleted_rows_have_a_reason",
+            ),
+        ]
+        indexes = [
+            # Keyword recall's company boost and scoped listing: live facts of one company,
+            # newest first.
+            models.Index(
+                fields=["company_key", "-last_seen_at", "-id"],
+                condition=Q(deleted_at__isnull=True),
+                name="memories_live_company_recent",
+            ),
+            # Pending index work: live rows not yet in the semantic index.
+            models.Index(
+                fields=["id"],
+                condition=Q(deleted_at__isnull=True, indexed_at__isnull=True),
+                name="memories_live_unindexed",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text if len(self.text) <= 80 else self.text[:77] + "..."
+
+    def delete(self, *args, **kwargs):  # type: ignore[override]
+        raise TypeError("facts are never hard-deleted; use memory.services.forget()")
+
+    @property
+    def is_live(self) -> bool:
+        return self.deleted_at is None
+
+    @property
+    def status(self) -> str:
+        if self.deleted_at is None:
+            return "live"
+        if hasattr(self, "superseded_by"):
+            return "superseded"
+        return "deleted"
+
+
+class MemoryToken(models.Model):
+    """The keyword index: one row per (live fact, distinct content word).
+
+    Maintained by the service at write time and dropped when a fact is soft-deleted, so
+    recall never scans the memories table. ``company_key`` is copied here so the scope
+    filter runs inside the index scan.
+    """
+
+    # db_index off: the unique (memory, token) index below already leads with memory.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    token = models.CharField(max_length=64)
+    company_key = models.CharField(max_length=200, null=True, blank=True)
+
+    class Meta:
+        db_table = "memory_tokens"
+        constraints = [
+            # Also the index forget/correct use to drop one fact's postings.
+            models.UniqueConstraint(fields=["memory", "token"], name="memory_tokens_unique"),
+        ]
+        indexes = [
+            # Recall: all postings of a query word within a scope.
+            models.Index(fields=["token", "company_key", "memory"], name="memory_tokens_lookup"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.token} -> {self.memory_id}"

@@ -1,0 +1,67 @@
+"""Normalisation and tokenisation shared by validation, dedupe and keyword recall."""
+
+import hashlib
+import re
+import unicodedata
+from functools import lru_cache
+
+MAX_TEXT_CHARS = 2000
+MAX_TOKEN_CHARS = 64
+MAX_QUERY_TOKENS = 32
+
+_WS = re.compile(r"\s+")
+# \w is Unicode-aware in Python 3, so "Zürich" and "東京" are single words; apostrophes and
+# hyphens split words, which keeps matching word-anchored ("own" never hits "ownership").
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    from stop_words import get_stop_words
+
+    words = set()
+    for word in get_stop_words("english"):
+        words.update(w.casefold() for w in _WORD.findall(unicodedata.normalize("NFC", word)))
+    return frozenset(words)
+
+
+def collapse(text: str) -> str:
+    """NFC, whitespace collapsed to single spaces, trimmed."""
+    return _WS.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def company_key(name: str) -> str:
+    """The scope key: "Northwind Robotics" and " northwind  ROBOTICS" are one company."""
+    return collapse(name).casefold()
+
+
+def fact_key(*, text: str, kind: str, company_key: str | None) -> str:
+    """What makes two writes "the same fact": text (case- and space-insensitive), kind, scope.
+
+    Hashed so one short column carries the live-row unique constraint.
+    """
+    raw = "\x1f".join([kind, company_key or "", collapse(text).casefold()])
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def words(text: str) -> list[str]:
+    """Every word, lowercased, in order (stopwords kept): used for company-name matching."""
+    return [
+        w.casefold()[:MAX_TOKEN_CHARS] for w in _WORD.findall(unicodedata.normalize("NFC", text))
+    ]
+
+
+def tokens(text: str) -> list[str]:
+    """Distinct content words in first-seen order: what the keyword index stores."""
+    stop = stopwords()
+    seen: dict[str, None] = {}
+    for word in words(text):
+        if word not in stop and word not in seen:
+            seen[word] = None
+    return list(seen)
+
+
+def has_control_chars(text: str) -> bool:
+    # Newlines and tabs are ordinary in a note; everything else in category C* (NUL, escape
+    # sequences, bidi overrides, unassigned code points) is refused.
+    return any(unicodedata.category(ch).startswith("C") and ch not in "\n\t" for ch in text)
