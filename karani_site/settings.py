@@ -155,3 +155,27 @@ LOGGING = {
 # --- karani ------------------------------------------------------------------------------
 # How many facts qualify injects into a prompt; qualify caps this at 10 whatever is set.
 KARANI_MEMORY_TOP_K = _env_int("KARANI_MEMORY_TOP_K", 5, minimum=1)
+
+# The OpenAI-compatible chat endpoint qualify asks (llama.cpp server, Ollama, vLLM, a hosted
+# API). Shared with mem0 mode's extraction settings. Unset base URL = no LLM: `qualify` stops
+# with a one-line error before its batch starts.
+KARANI_LLM_BASE_URL = os.environ.get("KARANI_LLM_BASE_URL", "").strip()
+KARANI_LLM_MODEL = os.environ.get("KARANI_LLM_MODEL", "").strip() or "local-model"
+KARANI_LLM_API_KEY = os.environ.get("KARANI_LLM_API_KEY", "").strip()
+
+
+def _env_timeout(name: str, default: float, *, low: float, high: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number of seconds") from None
+    if not low <= value <= high:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be between {low:g} and {high:g} seconds")
+    return value
+
+
+# Per request; bounded so one hung endpoint cannot stall a batch indefinitely.
+KARANI_LLM_TIMEOUT = _env_timeout("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
