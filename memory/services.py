@@ -74,7 +74,8 @@ def clean_company(value: Any) -> tuple[str | None, str | None]:
         raise MemoryInputError(
             "company name is empty after normalisation; omit it for a global fact"
         )
-    if len(display) > MAX_COMPANY_CHARS:
+    # The key can outgrow the name ("ß" casefolds to "ss"); both share the column limit.
+    if max(len(display), len(key)) > MAX_COMPANY_CHARS:
         raise MemoryInputError(f"company is longer than {MAX_COMPANY_CHARS} characters")
     return display, key
 

@@ -1,0 +1,70 @@
+"""Shared helpers for the ledger specs (issue 2): counting rows and running real processes.
+
+Not a test module; the ledger test files import it by name (pytest puts tests/ on sys.path).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.db import connection
+
+from memory.models import Memory, MemoryToken
+
+REPO = Path(__file__).resolve().parent.parent
+# The console script installed beside the interpreter running the tests (.venv/bin/karani).
+KARANI = Path(sys.executable).parent / "karani"
+
+
+def counts() -> tuple[int, int]:
+    """(fact rows, token rows): 'nothing written' means both stay put."""
+    return Memory.all_objects.count(), MemoryToken.objects.count()
+
+
+def child_env(**overrides: str | None) -> dict[str, str]:
+    """The environment for a child process; a None value removes the variable."""
+    env = dict(os.environ)
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.setdefault("MEM0_TELEMETRY", "False")
+    for name, value in overrides.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def children_database_url() -> str:
+    """A DATABASE_URL naming the database this test runs against (Postgres test DB)."""
+    s = connection.settings_dict
+    assert connection.vendor == "postgresql", "only Postgres test DBs are shared with children"
+    user = s.get("USER") or "postgres"
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or 5432
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    return f"postgresql://{user}{password}@{host}:{port}/{s['NAME']}"
+
+
+def karani(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 120, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``karani`` console script from ``cwd``."""
+    return subprocess.run(
+        [str(KARANI), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """Assert the contract for every failure: non-zero exit, one stderr line, no traceback."""
+    assert proc.returncode != 0, proc.stdout
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]

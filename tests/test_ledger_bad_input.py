@@ -1,0 +1,145 @@
+"""Bad input to remember(): one clear one-line error, and nothing written."""
+
+import pytest
+from ledger_helpers import counts
+
+from memory import services
+from memory.errors import MemoryInputError
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ledger_with_one_fact():
+    services.remember(text="Already here", company="Acme")
+    return counts()
+
+
+def _refused(expected: str, **kwargs) -> str:
+    kwargs.setdefault("text", "A perfectly fine fact")
+    with pytest.raises(MemoryInputError) as caught:
+        services.remember(**kwargs)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert expected in message, message
+    return message
+
+
+@pytest.mark.parametrize("text", ["", " ", "   \n\t  ", "\n"])
+def test_it_refuses_empty_or_whitespace_text(ledger_with_one_fact, text):
+    _refused("text is empty", text=text)
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_text_over_2000_characters_naming_the_limit(ledger_with_one_fact):
+    message = _refused("limit is 2000", text="x" * 2001)
+    assert "2001" in message
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "null\x00byte",
+        "bell\x07",
+        "escape \x1b[31mred",
+        "carriage\rreturn",
+        "delete\x7f",
+        "c1 control\x85",
+        "bidi override \u202e",
+        "zero width \u200b space",
+    ],
+)
+def test_it_refuses_nul_and_other_control_characters(ledger_with_one_fact, text):
+    _refused("control characters", text=text)
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("text", [None, 42, b"bytes", ["list"]])
+def test_it_refuses_text_that_is_not_a_string(ledger_with_one_fact, text):
+    _refused("text must be a string", text=text)
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("kind", ["opinion", "Note", "", None, 1])
+def test_it_refuses_an_unknown_kind_and_lists_the_known_ones(ledger_with_one_fact, kind):
+    message = _refused("unknown kind", kind=kind)
+    assert "preference, outcome, question, note" in message
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("source", ["rumour", "TEACH", "", None])
+def test_it_refuses_an_unknown_source_and_lists_the_known_ones(ledger_with_one_fact, source):
+    message = _refused("unknown source", source=source)
+    assert "verdict, outcome, teach, correction, import" in message
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("score", [-1, 101, 1000, -100])
+def test_it_refuses_a_fit_score_outside_0_to_100(ledger_with_one_fact, score):
+    _refused(f"fit score {score} is outside 0-100", fit_score=score)
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("score", [True, False, "50", 50.0, 7.5, [50]])
+def test_it_refuses_a_fit_score_that_is_not_a_whole_number(ledger_with_one_fact, score):
+    _refused("fit score must be a whole number from 0 to 100", fit_score=score)
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("company", ["", "   ", "\n\t", "\u00a0\u2003"])
+def test_it_refuses_a_company_that_normalises_to_empty(ledger_with_one_fact, company):
+    _refused("company name is empty after normalisation", company=company)
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("company", [42, ["Acme"], b"Acme"])
+def test_it_refuses_a_company_that_is_not_a_string(ledger_with_one_fact, company):
+    _refused("company must be a string", company=company)
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_control_characters_in_the_company(ledger_with_one_fact):
+    _refused("company contains NUL or other control characters", company="Acme\x00")
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_a_company_name_over_200_characters(ledger_with_one_fact):
+    _refused("company is longer than 200 characters", company="A" * 201)
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_a_company_whose_key_grows_past_the_column_when_casefolded(
+    ledger_with_one_fact,
+):
+    # "ß" casefolds to "ss": 150 characters as written, 300 as a key.
+    _refused("company is longer than 200 characters", company="ß" * 150)
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_a_ref_over_200_characters(ledger_with_one_fact):
+    _refused("ref is 201 characters", ref="r" * 201)
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("ref", ["  ", 123, "qualification:\x00"])
+def test_it_refuses_a_blank_non_string_or_control_character_ref(ledger_with_one_fact, ref):
+    _refused("ref", ref=ref)
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_validates_everything_before_any_write_even_for_a_duplicate(ledger_with_one_fact):
+    # The live twin exists, yet a bad field still refuses the touch.
+    _refused("unknown kind", text="Already here", company="Acme", kind="opinion")
+    assert counts() == ledger_with_one_fact
+    from memory.models import Memory
+
+    assert Memory.objects.get().seen_count == 1
+
+
+def test_validate_fact_checks_without_writing(ledger_with_one_fact):
+    fact = services.validate_fact(text="  Fine  ", company=" ACME ")
+    assert (fact.text, fact.company, fact.company_key) == ("Fine", "ACME", "acme")
+    with pytest.raises(MemoryInputError):
+        services.validate_fact(text="")
+    assert counts() == ledger_with_one_fact
