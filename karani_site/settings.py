@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "memory",
     "qualify",
 ]
@@ -151,6 +152,47 @@ LOGGING = {
     "loggers": {
         "karani": {"handlers": ["stderr"], "level": os.environ.get("KARANI_LOG_LEVEL", "WARNING")},
     },
+}
+
+# --- REST API (memory/api) -----------------------------------------------------------------
+
+
+def _env_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as ``600/min``; ``off`` disables that scope (benchmarks)."""
+    raw = os.environ.get(name, "").strip().lower() or default
+    if raw == "off":
+        return None
+    if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", raw):
+        raise ImproperlyConfigured(f"{name}={raw!r}: use N/second, N/minute, N/hour, N/day or off")
+    return raw
+
+
+REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate challenge is what makes anonymous requests a 401.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memory.api.exceptions.handle",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "recall": _env_rate("KARANI_API_RECALL_RATE", "600/min"),
+        "write": _env_rate("KARANI_API_WRITE_RATE", "120/min"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "karani memory API",
+    "DESCRIPTION": "Remember, recall, list, correct and forget facts in karani's ledger.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The docs UI's assets come from drf-spectacular-sidecar: no CDN needed.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- karani ------------------------------------------------------------------------------

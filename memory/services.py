@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -121,7 +121,9 @@ def _refuse_secrets(value: str, *, what: str = "text") -> None:
     if found:
         kinds = ", ".join(f.kind for f in found)
         raise SecretRefused(
-            f"refused: {what} looks like it contains a credential ({kinds}); nothing was stored"
+            f"refused: {what} looks like it contains a credential ({kinds}); nothing was stored",
+            field=what,
+            kinds=tuple(f.kind for f in found),
         )
 
 
@@ -562,6 +564,32 @@ def get_fact(*, id: int) -> Memory:
         return Memory.all_objects.select_related("supersedes").get(pk=id)
     except Memory.DoesNotExist:
         raise FactNotFound(f"no fact with id {id}") from None
+
+
+LIST_STATUSES = ("live", "deleted", "all")
+
+
+def list_facts(
+    *,
+    kind: str | None = None,
+    company: str | None = None,
+    source: str | None = None,
+    status: str = "live",
+) -> QuerySet[Memory]:
+    """Facts for browsing (API listing), newest id first; ``company`` means that company only."""
+    status = _clean_choice(status, what="status", choices=list(LIST_STATUSES))
+    rows = Memory.all_objects.select_related("superseded_by").order_by("-id")
+    if status == "live":
+        rows = rows.alive()
+    elif status == "deleted":
+        rows = rows.deleted()
+    if kind is not None:
+        rows = rows.filter(kind=_clean_choice(kind, what="kind", choices=Kind.values))
+    if source is not None:
+        rows = rows.filter(source=_clean_choice(source, what="source", choices=Source.values))
+    if company is not None:
+        rows = rows.filter(company_key=clean_company(company)[1])
+    return rows
 
 
 def iter_all_facts(*, chunk_size: int = 2000) -> Iterator[Memory]:

@@ -1,0 +1,1 @@
+"""karani's REST API: thin DRF views over ``memory.services``."""

@@ -1,0 +1,88 @@
+"""Output serializers shared by several views, and the error shape for the schema.
+
+Per-operation Input/Output serializers live nested in their view (views.py); these are the
+pieces more than one operation returns. Each names its OpenAPI component explicitly so
+drf-spectacular never has to guess (or warn about) a name.
+"""
+
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import serializers
+
+from memory.models import Kind, Memory, Source
+from memory.services import MAX_COMPANY_CHARS, MAX_REF_CHARS
+
+KIND_CHOICES = Kind.choices
+SOURCE_CHOICES = Source.choices
+STATUS_CHOICES = ("live", "deleted", "superseded")
+
+
+@extend_schema_serializer(component_name="ErrorDetail")
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="machine-readable: invalid, secret_refused, ...")
+    message = serializers.CharField(help_text="one line a person can act on")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="field name -> messages, on 400",
+    )
+    detected = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="secret_refused only: the credential types found",
+    )
+
+
+@extend_schema_serializer(component_name="Error")
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+@extend_schema_serializer(component_name="RecalledFact")
+class RecalledFactSerializer(serializers.Serializer):
+    """Read from ``RecalledFact.to_dict()``: the same fields and formats as the CLI's JSON."""
+
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    kind = serializers.ChoiceField(choices=KIND_CHOICES)
+    company = serializers.CharField(allow_null=True, max_length=MAX_COMPANY_CHARS)
+    score = serializers.FloatField()
+    ref = serializers.CharField(allow_null=True, max_length=MAX_REF_CHARS)
+    created_at = serializers.DateTimeField()
+    last_seen_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="Fact")
+class FactSerializer(serializers.ModelSerializer):
+    """One ledger row, deleted or live, with its place in a correction chain."""
+
+    status = serializers.ChoiceField(choices=STATUS_CHOICES, read_only=True)
+    supersedes = serializers.IntegerField(
+        source="supersedes_id", allow_null=True, read_only=True, help_text="id this corrected"
+    )
+    superseded_by = serializers.SerializerMethodField(help_text="id of the correction, if any")
+
+    class Meta:
+        model = Memory
+        fields = (
+            "id",
+            "text",
+            "kind",
+            "company",
+            "source",
+            "fit_score",
+            "ref",
+            "created_at",
+            "last_seen_at",
+            "seen_count",
+            "created_by",
+            "status",
+            "deleted_at",
+            "delete_reason",
+            "deleted_by",
+            "supersedes",
+            "superseded_by",
+        )
+        read_only_fields = fields
+
+    def get_superseded_by(self, memory: Memory) -> int | None:
+        successor = getattr(memory, "superseded_by", None)
+        return successor.pk if successor is not None else None

@@ -1,0 +1,289 @@
+"""One APIView per operation: validate input, call memory.services, serialize output.
+
+No view holds memory logic. Validation of meaning (empty text, secrets, scope, limits)
+is the service's; the nested Input serializers only check shapes so a wrong type is a
+field error, and their limits mirror the service's so the schema tells the truth.
+"""
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import services
+from memory.api.permissions import CanWriteMemory
+from memory.api.serializers import (
+    KIND_CHOICES,
+    SOURCE_CHOICES,
+    ErrorSerializer,
+    FactSerializer,
+    RecalledFactSerializer,
+)
+from memory.text import MAX_TEXT_CHARS
+
+# Largest id the BigAutoField can hold: a bigger number is simply "no such fact".
+MAX_ID = 2**63 - 1
+MAX_PAGE_SIZE = 200
+
+_ERRORS = {
+    code: OpenApiResponse(ErrorSerializer, description=text)
+    for code, text in {
+        400: "bad input (field errors in error.fields; a refused secret names its type)",
+        401: "no or bad credentials",
+        403: "authenticated, but not allowed to write",
+        404: "no such fact",
+        409: "the fact is already deleted",
+        429: "throttled; see Retry-After",
+        503: "the ledger database is unavailable",
+    }.items()
+}
+
+
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    return {code: _ERRORS[code] for code in (400, 401, 429, 503, *codes)}
+
+
+def _fact_id(raw: str) -> int:
+    """The path's id: anything that is not a usable id is a 404, like an unknown one."""
+    field = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    try:
+        return field.run_validation(raw)
+    except serializers.ValidationError:
+        raise NotFound(f"no fact with id {raw!r}") from None
+
+
+_ID_PARAM = OpenApiParameter(
+    "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="fact id (1 or more)"
+)
+
+
+class ReadApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+
+class WriteApi(APIView):
+    # A list, not `&`: IsAuthenticated fails first so anonymous writers get 401, not 403.
+    permission_classes = [IsAuthenticated, CanWriteMemory]
+    throttle_scope = "write"
+    write_permission = "memory.add_memory"
+
+    def actor(self, request: Request) -> str:
+        return request.user.get_username()
+
+
+class RecallApi(ReadApi):
+    throttle_scope = "recall"
+
+    @extend_schema_serializer(component_name="RecallQuery")
+    class InputSerializer(serializers.Serializer):
+        q = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="what to recall")
+        company = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            help_text="scope: this company's facts plus global ones (omit for all)",
+        )
+        limit = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=services.MAX_LIMIT,
+            default=services.DEFAULT_LIMIT,
+        )
+
+    @extend_schema_serializer(component_name="RecallResult")
+    class OutputSerializer(serializers.Serializer):
+        mode = serializers.ChoiceField(choices=("off", "basic", "mem0"))
+        fallback = serializers.BooleanField(help_text="true when mem0 recall fell back to keywords")
+        results = RecalledFactSerializer(many=True)
+
+    @extend_schema(
+        operation_id="memories_recall",
+        summary="Recall the facts most relevant to a query, best first",
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer, **_errors()},
+    )
+    def get(self, request: Request) -> Response:
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        result = services.recall(
+            query=data["q"], company=data.get("company") or None, limit=data["limit"]
+        )
+        return Response(self.OutputSerializer(result.to_dict()).data)
+
+
+class FactPagination(CursorPagination):
+    ordering = "-id"
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = MAX_PAGE_SIZE
+
+
+class MemoryListApi(WriteApi):
+    """GET lists (any reader); POST remembers (writers)."""
+
+    @extend_schema_serializer(component_name="FactListQuery")
+    class FilterSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=KIND_CHOICES, required=False)
+        company = serializers.CharField(required=False, help_text="that company's facts only")
+        source = serializers.ChoiceField(choices=SOURCE_CHOICES, required=False)
+        status = serializers.ChoiceField(
+            choices=services.LIST_STATUSES, required=False, default="live"
+        )
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_PAGE_SIZE, help_text="page size (50)"
+        )
+        cursor = serializers.CharField(required=False, help_text="from a previous page's links")
+
+    @extend_schema_serializer(component_name="FactPage")
+    class PageSerializer(serializers.Serializer):
+        next = serializers.URLField(allow_null=True)
+        previous = serializers.URLField(allow_null=True)
+        results = FactSerializer(many=True)
+
+    @extend_schema_serializer(component_name="RememberRequest")
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the fact, plainly")
+        kind = serializers.ChoiceField(choices=KIND_CHOICES, default="note")
+        company = serializers.CharField(
+            required=False, allow_null=True, max_length=services.MAX_COMPANY_CHARS
+        )
+        ref = serializers.CharField(
+            required=False, allow_null=True, allow_blank=True, max_length=services.MAX_REF_CHARS
+        )
+
+    @extend_schema_serializer(component_name="RememberResult")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        created = serializers.BooleanField(help_text="false: an exact duplicate was touched")
+        seen_count = serializers.IntegerField()
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "GET":
+            return [IsAuthenticated()]
+        return super().get_permissions()
+
+    def get_throttles(self) -> list[Any]:
+        return [] if self.request.method == "GET" else super().get_throttles()
+
+    @extend_schema(
+        operation_id="memories_list",
+        summary="List facts, newest first (cursor pagination)",
+        parameters=[FilterSerializer],
+        responses={
+            200: PageSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="the cursor is not valid"),
+            **_errors(),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        rows = services.list_facts(
+            kind=data.get("kind"),
+            company=data.get("company"),
+            source=data.get("source"),
+            status=data["status"],
+        )
+        paginator = FactPagination()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(FactSerializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="memories_remember",
+        summary="Remember a fact (an exact duplicate only touches the existing one)",
+        request=InputSerializer,
+        responses={
+            201: OpenApiResponse(OutputSerializer, description="a new fact was stored"),
+            200: OpenApiResponse(OutputSerializer, description="already known: touched"),
+            **_errors(403),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        result = services.remember(**body.validated_data, actor=self.actor(request))
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(self.OutputSerializer(result.to_dict()).data, status=code)
+
+
+class MemoryDetailApi(WriteApi):
+    """GET shows one fact, deleted included (readers); DELETE soft-deletes it (writers)."""
+
+    write_permission = "memory.delete_memory"
+
+    @extend_schema_serializer(component_name="ForgetRequest")
+    class ForgetSerializer(serializers.Serializer):
+        reason = serializers.CharField(
+            max_length=services.MAX_REASON_CHARS, help_text="why it is wrong or obsolete"
+        )
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "GET":
+            return [IsAuthenticated()]
+        return super().get_permissions()
+
+    def get_throttles(self) -> list[Any]:
+        return [] if self.request.method == "GET" else super().get_throttles()
+
+    @extend_schema(
+        operation_id="memories_retrieve",
+        summary="One fact, live or deleted, with its correction chain",
+        parameters=[_ID_PARAM],
+        responses={200: FactSerializer, 404: _ERRORS[404], 401: _ERRORS[401], 503: _ERRORS[503]},
+    )
+    def get(self, request: Request, pk: str) -> Response:
+        memory = services.get_fact(id=_fact_id(pk))
+        return Response(FactSerializer(memory).data)
+
+    @extend_schema(
+        operation_id="memories_forget",
+        summary="Forget a fact: a soft delete with a reason (JSON body or ?reason=)",
+        parameters=[_ID_PARAM, ForgetSerializer],
+        request=None,
+        responses={200: FactSerializer, **_errors(403, 404, 409)},
+    )
+    def delete(self, request: Request, pk: str) -> Response:
+        fact_id = _fact_id(pk)
+        source = request.data if request.data else request.query_params
+        body = self.ForgetSerializer(data=source)
+        body.is_valid(raise_exception=True)
+        services.forget(id=fact_id, reason=body.validated_data["reason"], actor=self.actor(request))
+        return Response(FactSerializer(services.get_fact(id=fact_id)).data)
+
+
+class MemoryCorrectApi(WriteApi):
+    write_permission = "memory.change_memory"
+
+    @extend_schema_serializer(component_name="CorrectRequest")
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the corrected fact")
+        reason = serializers.CharField(
+            max_length=services.MAX_REASON_CHARS, help_text="why the old text was wrong"
+        )
+
+    @extend_schema(
+        operation_id="memories_correct",
+        summary="Correct a fact: the old row is soft-deleted, a new one supersedes it",
+        parameters=[_ID_PARAM],
+        request=InputSerializer,
+        responses={201: FactSerializer, **_errors(403, 404, 409)},
+    )
+    def post(self, request: Request, pk: str) -> Response:
+        fact_id = _fact_id(pk)
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        new = services.correct(id=fact_id, **body.validated_data, actor=self.actor(request))
+        return Response(FactSerializer(services.get_fact(id=new.pk)).data, status=201)

@@ -1,0 +1,50 @@
+"""Shared helpers for the REST API specs: users with and without write rights, clients.
+
+Not a test module; the API test files import it by name (pytest puts tests/ on sys.path).
+"""
+
+from io import StringIO
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from memory.api.permissions import WRITERS_GROUP
+
+
+def token_for(username: str, *, writer: bool = False) -> str:
+    """A token through the real command, as an operator would get one."""
+    out = StringIO()
+    args = ["api-token", username, "--create-user"] + (["--writer"] if writer else [])
+    call_command(*args, stdout=out)
+    return out.getvalue().strip()
+
+
+def client_with(token: str | None) -> APIClient:
+    client = APIClient()
+    if token is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def user_with_perm(username: str, perm: str) -> str:
+    """A token for a user holding one model permission directly (no writers group)."""
+    token = token_for(username)
+    user = get_user_model().objects.get(username=username)
+    app_label, codename = perm.split(".")
+    user.user_permissions.add(
+        Permission.objects.get(content_type__app_label=app_label, codename=codename)
+    )
+    assert not user.groups.filter(name=WRITERS_GROUP).exists()
+    return token
+
+
+def error_of(response) -> dict:
+    """The one error shape; fails loudly when a response does not use it."""
+    assert response["Content-Type"].startswith("application/json"), response.content[:200]
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert {"code", "message", "fields"} <= set(body["error"]), body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    return body["error"]
