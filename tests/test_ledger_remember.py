@@ -56,9 +56,7 @@ def test_it_defaults_to_a_global_note_taught_by_hand():
 
 def test_it_touches_an_exact_duplicate_instead_of_adding_a_row():
     first = services.remember(text="Prefers async remote teams", company="Acme")
-    Memory.all_objects.filter(pk=first.id).update(
-        last_seen_at=timezone.now() - timedelta(days=3)
-    )
+    Memory.all_objects.filter(pk=first.id).update(last_seen_at=timezone.now() - timedelta(days=3))
     before = Memory.objects.get(pk=first.id)
     rows_before = counts()
 
@@ -107,7 +105,12 @@ def test_it_treats_nfc_and_nfd_spellings_as_one_fact():
 
 @pytest.mark.parametrize(
     "spelling",
-    [" northwind  ROBOTICS", "NORTHWIND ROBOTICS", "Northwind\u00a0Robotics", "northwind robotics "],
+    [
+        " northwind  ROBOTICS",
+        "NORTHWIND ROBOTICS",
+        "Northwind\u00a0Robotics",
+        "northwind robotics ",
+    ],
 )
 def test_it_normalises_the_company_key(spelling):
     first = services.remember(text="Pays above market", company="Northwind Robotics")

@@ -1,0 +1,172 @@
+"""Secrets are never stored: credentials are refused, named, and nothing is written.
+
+The second half pins ordinary job-search sentences that must NOT be refused, and the last
+test keeps memory/secrets.py honest: every extra pattern it adds on top of detect-secrets
+is needed by at least one case here that detect-secrets alone misses.
+"""
+
+import pytest
+from ledger_helpers import counts
+
+from memory import secrets, services
+from memory.errors import SecretRefused
+
+pytestmark = pytest.mark.django_db
+
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+
+# (text, what the error must name)
+CREDENTIALS = [
+    ("my AWS key is AKIAIOSFODNN7EXAMPLE", "AWS Access Key"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "Secret Keyword"),
+    ("push with ghp_1234567890abcdefghijABCDEFGHIJ123456", "GitHub Token"),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV",
+        "API Key",
+    ),
+    ("OpenAI key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "API Key"),
+    ("old style sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "API Key"),
+    ("anthropic sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789", "API Key"),
+    ("google maps AIzaSyA1234567890abcdefghijklmnopqrstuv", "API Key"),
+    ("npm publish token npm_abcdefghijklmnopqrstuvwxyz0123456789", "API Key"),
+    ("slack bot xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx", "Slack Token"),
+    (
+        "webhook https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "Slack Token",
+    ),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe Access Key"),
+    ("gitlab glpat-abcdefghij0123456789", "GitLab Token"),
+    ("twilio SK0123456789abcdef0123456789abcdef", "Twilio API Key"),
+    ("SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ", "SendGrid API Key"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+        "Private Key",
+    ),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", "Private Key"),
+    ("-----BEGIN ENCRYPTED PRIVATE KEY-----", "Private Key"),
+    ("password=hunter22", "Secret Keyword"),
+    ("password: hunter22", "Secret Keyword"),
+    ('PASSWORD="hunter22"', "Secret Keyword"),
+    ("client_secret=abcdef123456", "Secret Keyword"),
+    ("token=abcd1234efgh5678", "Secret Keyword"),
+    ("passphrase: correct-horse-battery", "Secret Keyword"),
+    ("my password is hunter22", "Secret Keyword"),
+    ("My Password Is CorrectHorse", "Secret Keyword"),
+    ("the password for the portal is Sunshine99.", "Secret Keyword"),
+    ("the api key is 9f8e7d6c5b4a39281706", "Secret Keyword"),
+    ("postgres://user:s3cretpw@db.example.com:5432/app", "Basic Auth Credentials"),
+    ("postgresql://admin:pa55word@10.0.0.5/prod", "Connection String Password"),
+    ("mysql://root:toor@localhost/db", "Connection String Password"),
+    ("redis://:redispass@cache:6379/0", "Connection String Password"),
+    ("mongodb+srv://app:M0ngoPass@cluster0.example.net/test", "Connection String Password"),
+    ("login at https://bob:hunter22@example.com/path", "Basic Auth Credentials"),
+    (f"session {JWT}", "JSON Web Token"),
+    ("Authorization: Bearer abcdef0123456789abcdef0123456789", "Bearer Token"),
+]
+
+ORDINARY = [
+    "Built token bucket rate limiting for the API gateway",
+    "The secret to their culture is written feedback",
+    "Their secret is teamwork",
+    "Interviewed with the password manager team at 1Password",
+    "A password is required to view the job board",
+    "The API key is rotated weekly, says their security lead",
+    "The token is expired after a week of inactivity",
+    "Asked about password reset flows in the system design round",
+    "Salary range 120k-150k EUR plus 10% bonus",
+    "Base salary $185,000, equity 0.1%, token allowance for conferences",
+    "Offer: CHF 140000, start 2027-01-15",
+    "Apply at https://jobs.example.com/roles/123?ref=linkedin",
+    "Careers page: https://northwind.example/careers",
+    "Their database is postgres://db.example.com/app, no credentials shared",
+    "They use JWT for auth and rotate keys monthly",
+    "Token economy startup, not interested in crypto",
+    "The recruiter's email is jane.doe@example.com",
+    "Met the API key management team; they build secrets rotation",
+    "Stripe is hiring for the payments infrastructure team",
+    "GitHub Actions and AWS experience required",
+    "Office near 10.0.0.1 Main Street, Zürich",
+    "Their bearer of bad news was the hiring manager",
+    "Secret Santa at the Christmas party was fun",
+    "scikit-learn (sk-learn) and pandas experience",
+    "Prefers companies that do not share passwords on laptops",
+]
+
+
+@pytest.fixture
+def ledger_with_one_fact():
+    services.remember(text="Already here")
+    return counts()
+
+
+@pytest.mark.parametrize(("text", "detected"), CREDENTIALS)
+def test_it_refuses_a_credential_naming_what_it_found(ledger_with_one_fact, text, detected):
+    with pytest.raises(SecretRefused) as caught:
+        services.remember(text=f"note: {text}")
+    message = str(caught.value)
+    assert detected in message, message
+    assert "\n" not in message and "nothing was stored" in message
+    # The secret itself is never echoed back.
+    assert text not in message
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_a_credential_in_the_ref_too(ledger_with_one_fact):
+    with pytest.raises(SecretRefused, match=r"ref looks like it contains a credential"):
+        services.remember(text="Fine text", ref="token=abcd1234efgh5678")
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_refuses_a_credential_even_when_the_text_is_a_duplicate(ledger_with_one_fact):
+    services.remember(text="Interview portal login")
+    before = counts()
+    with pytest.raises(SecretRefused):
+        services.remember(text="Interview portal login password=hunter22")
+    assert counts() == before
+
+
+def test_it_refuses_a_correction_carrying_a_credential(ledger_with_one_fact):
+    fact = services.remember(text="Portal login is shared by the recruiter")
+    before = counts()
+    with pytest.raises(SecretRefused, match="Secret Keyword"):
+        services.correct(id=fact.id, text="Portal password: hunter22", reason="more detail")
+    assert counts() == before
+    from memory.models import Memory
+
+    assert Memory.objects.get(pk=fact.id).deleted_at is None
+
+
+def test_it_refuses_secrets_in_import_lines_but_keeps_the_rest(ledger_with_one_fact):
+    report = services.import_facts(
+        records=[(1, {"text": "fine one"}), (2, {"text": "mysql://root:toor@db/x"})]
+    )
+    assert report.created == 1
+    assert [n for n, _ in report.rejected] == [2]
+    assert "Connection String Password" in report.rejected[0][1]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_it_stores_ordinary_job_search_sentences(text):
+    assert secrets.find_secrets(text) == []
+    assert services.remember(text=text).created
+
+
+def _detect_secrets_alone(text: str) -> list[str]:
+    found = []
+    for line in text.splitlines() or [text]:
+        for plugin in secrets._plugins():
+            found += [s.type for s in plugin.analyze_line(filename="memory.cfg", line=line)]
+    return found
+
+
+def test_it_needs_every_extra_pattern_it_adds_to_detect_secrets():
+    missed = [text for text, _ in CREDENTIALS if not _detect_secrets_alone(text)]
+    assert missed, "detect-secrets catches everything: the extras are dead weight"
+    for label, pattern in secrets._EXTRA:
+        assert any(pattern.search(text) for text in missed), f"extra {label!r} is never needed"
+    assert any(secrets._prose_secret(text) for text in missed), "prose check never needed"
+    # And together they close every gap the cases above show.
+    assert all(secrets.find_secrets(text) for text in missed)
