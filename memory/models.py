@@ -129,6 +129,12 @@ class Memory(models.Model):
                 condition=Q(deleted_at__isnull=True, indexed_at__isnull=True),
                 name="memories_live_unindexed",
             ),
+            # Admin date hierarchy (MIN/MAX(created_at) and its year/month/day ranges) and
+            # the admin's sort by created date, over live and deleted rows alike.
+            models.Index(fields=["created_at"], name="memories_created_at"),
+            # Admin company filter over every row (auditors see deleted ones too), newest
+            # first; the live-only company index above cannot serve it.
+            models.Index(fields=["company_key", "-id"], name="memories_company_all"),
         ]
 
     def __str__(self) -> str:
