@@ -529,8 +529,13 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
     mode = modes.current()
     if mode == modes.OFF:
         return RecallResult(mode=mode, fallback=False, results=[])
+    if mode == modes.MEM0:
+        # Candidates may be stale (a vector of a since-forgotten fact): _materialise keeps
+        # live rows only. None means the index is down: fall back to keyword (ADR 0009).
+        semantic = index.search(query=query, company_key=company_key, limit=limit)
+        if semantic is not None:
+            return RecallResult(mode=mode, fallback=False, results=_materialise(semantic)[:limit])
     hits = keyword.search(query=query, company_key=company_key, limit=limit)
-    # Until the semantic index exists, mem0 mode is served by keyword recall.
     return RecallResult(mode=mode, fallback=mode == modes.MEM0, results=_materialise(hits))
 
 

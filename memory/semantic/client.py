@@ -1,0 +1,207 @@
+"""Lazy construction of mem0 over pgvector, once per process.
+
+Two caches, because they fail and change differently:
+- the mem0 ``Memory`` (the embedding model: 4-8 s and ~570 MB to load) per embedder/LLM
+  configuration, kept across store outages;
+- the vector store (our own psycopg pool with short timeouts) per DSN and collection,
+  thrown away after any failure so the next attempt reconnects and recreates a dropped
+  collection.
+"""
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from memory.semantic import config as cfgmod
+from memory.semantic.config import SemanticConfig, SemanticUnavailable
+
+log = logging.getLogger("karani.memory")
+POOL_NAME = "karani-vectors"
+HNSW_EF_SEARCH = 100
+
+_lock = threading.RLock()
+_memory: Any = None
+_memory_key: tuple[Any, ...] | None = None
+_store: Any = None
+_store_key: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Client:
+    memory: Any  # mem0.Memory, with .vector_store set to `store`
+    store: Any  # mem0.vector_stores.pgvector.PGVector on our pool
+    config: SemanticConfig
+
+    @property
+    def pool(self) -> Any:
+        return self.store.connection_pool
+
+
+class _DropOurPoolNoise(logging.Filter):
+    # psycopg_pool logs a warning on every background reconnect attempt; while the store is
+    # down that would repeat forever. The breaker already logged the one warning that counts.
+    def filter(self, record: logging.LogRecord) -> bool:
+        return POOL_NAME not in record.getMessage()
+
+
+_pool_noise = _DropOurPoolNoise()
+
+
+def import_mem0(cfg: SemanticConfig) -> Any:
+    """``mem0.Memory``, imported with telemetry off and its files under KARANI_DATA_DIR."""
+    cfgmod.prepare_environment(cfg)
+    try:
+        from mem0 import Memory
+        from mem0.vector_stores import pgvector  # noqa: F401  (needs psycopg_pool)
+    except Exception as exc:  # ImportError, or anything a broken install raises at import
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SemanticUnavailable(
+            f"mem0 is not importable ({first}); install the extra: pip install -e '.[memory]'"
+        ) from exc
+    # mem0 logs its own tracebacks at ERROR on every failed call; karani reports each outage
+    # once through the breaker instead.
+    logging.getLogger("mem0").setLevel(logging.CRITICAL)
+    logging.getLogger("psycopg.pool").addFilter(_pool_noise)
+    return Memory
+
+
+def _configure_connection(conn: Any) -> None:
+    # Filtered HNSW: without iterative scan pgvector stops after ef_search candidates and a
+    # company filter can return fewer than k rows; relaxed order keeps scanning (mem0
+    # re-sorts the candidates by score anyway).
+    conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
+    conn.commit()
+
+
+def new_pool(cfg: SemanticConfig) -> Any:
+    """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
+    from psycopg_pool import ConnectionPool
+
+    timeout = cfg.timeout
+    pool = ConnectionPool(
+        cfg.dsn,
+        name=POOL_NAME,
+        min_size=1,
+        max_size=5,
+        timeout=timeout,
+        # A server that accepts and never answers: connect_timeout bounds each attempt.
+        kwargs={"connect_timeout": max(1, round(timeout))},
+        check=ConnectionPool.check_connection,
+        configure=_configure_connection,
+        reconnect_timeout=max(timeout * 5, 10),
+        open=False,
+    )
+    pool.open(wait=False)
+    return pool
+
+
+def _new_store(cfg: SemanticConfig) -> Any:
+    from mem0.vector_stores.pgvector import PGVector
+
+    return PGVector(
+        dbname="unused",
+        collection_name=cfg.collection,
+        # Not synced with the embedder by mem0 and 1536 by default: must match.
+        embedding_model_dims=cfg.embedder_dims,
+        user=None,
+        password=None,
+        host=None,
+        port=None,
+        diskann=False,
+        hnsw=True,
+        connection_pool=new_pool(cfg),
+    )
+
+
+def _new_memory(cfg: SemanticConfig, store: Any) -> Any:
+    Memory = import_mem0(cfg)
+    from openai import OpenAI
+
+    embedder = cfgmod.embedder_config(cfg)
+    try:
+        memory = Memory.from_config(
+            {
+                "vector_store": {
+                    "provider": "pgvector",
+                    "config": {
+                        "collection_name": cfg.collection,
+                        "embedding_model_dims": cfg.embedder_dims,
+                        "connection_pool": store.connection_pool,
+                    },
+                },
+                "embedder": embedder,
+                "llm": cfgmod.llm_config(cfg),
+                "history_db_path": cfgmod.history_db_path(cfg),
+            }
+        )
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SemanticUnavailable(f"could not load the embedder or mem0: {first}") from exc
+    # Memory() built its own PGVector on our pool; we hand it ours below. Detach the spare
+    # first: its __del__ closes "its" pool, which is the one we keep using.
+    memory.vector_store.connection_pool = None
+    # mem0 picks OpenRouter whenever OPENROUTER_API_KEY is in the environment; karani's
+    # extraction must only ever talk to the configured local endpoint.
+    memory.llm.client = OpenAI(
+        api_key=cfg.llm_api_key,
+        base_url=cfg.llm_base_url or cfgmod.UNUSED_LLM_URL,
+        timeout=cfg.llm_timeout,
+        max_retries=0,
+    )
+    probe = memory.embedding_model.embed("dimension check", "search")
+    if len(probe) != cfg.embedder_dims:
+        raise SemanticUnavailable(
+            f"the embedder returns {len(probe)}-dimension vectors but KARANI_EMBEDDER_DIMS is "
+            f"{cfg.embedder_dims}; set KARANI_EMBEDDER_DIMS={len(probe)} and run `karani reindex`"
+        )
+    return memory
+
+
+def get() -> Client:
+    """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
+    global _memory, _memory_key, _store, _store_key
+    cfg = cfgmod.load()
+    # Cheap once imported (a sys.modules look-up), and it notices a broken install.
+    import_mem0(cfg)
+    with _lock:
+        if _store is None or _store_key != cfg.store_key():
+            discard_store()
+            _store, _store_key = _new_store(cfg), cfg.store_key()
+        if _memory is None or _memory_key != cfg.model_key():
+            _memory = None
+            try:
+                _memory = _new_memory(cfg, _store)
+            except BaseException:
+                # A half-built Memory may have closed our pool on its way out.
+                discard_store()
+                raise
+            _memory_key = cfg.model_key()
+        _memory.vector_store = _store
+        _memory.collection_name = cfg.collection
+        return Client(memory=_memory, store=_store, config=cfg)
+
+
+def discard_store() -> None:
+    """Drop the store and its pool: the next get() reconnects and re-ensures the collection."""
+    global _store, _store_key
+    with _lock:
+        store, _store, _store_key = _store, None, None
+    if store is not None:
+        try:
+            store.connection_pool.close(timeout=0)
+        except Exception:  # closing a pool to a dead server may itself complain
+            log.debug("closing the vector pool failed", exc_info=True)
+
+
+def discard_all() -> None:
+    """Forget everything (tests switch configurations; the model is reloaded on next use)."""
+    global _memory, _memory_key
+    discard_store()
+    with _lock:
+        _memory, _memory_key = None, None
+
+
+def loaded_embedder() -> bool:
+    return _memory is not None

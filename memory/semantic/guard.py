@@ -1,0 +1,90 @@
+"""Every call into the semantic index goes through ``guarded``: the ADR 0009 invariant.
+
+Any failure (mem0 not importable, embedder missing, LLM down, store unreachable or hung,
+collection dropped) becomes ``SemanticUnavailable`` for the caller to turn into a fallback,
+trips the breaker (one warning per outage), and never escapes as anything else.
+"""
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+
+from memory.semantic import client as clientmod
+from memory.semantic.breaker import breaker
+from memory.semantic.config import SemanticUnavailable
+
+log = logging.getLogger("karani.memory")
+T = TypeVar("T")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def describe(exc: BaseException) -> str:
+    """One line a person can act on."""
+    if isinstance(exc, SemanticUnavailable):
+        return str(exc)
+    name = type(exc).__name__
+    if name == "PoolTimeout":
+        return "the vector store did not answer in time (KARANI_VECTOR_DSN unreachable or hung)"
+    if name == "UndefinedTable":
+        return (
+            "the vector collection is missing (dropped?); it is recreated on the next attempt, "
+            "and `karani reindex` refills it"
+        )
+    if name in {"APIConnectionError", "APITimeoutError", "LLMError"}:
+        return f"the extraction LLM (KARANI_LLM_BASE_URL) did not answer: {_first_line(exc)}"
+    return f"{name}: {_first_line(exc)}"
+
+
+def _collection_dropped(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "UndefinedTable":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _mark_everything_pending() -> None:
+    # Every vector is gone with the table: say so in the ledger, so `doctor` shows the
+    # damage and `reindex --pending` repairs it.
+    from django.db.models import Q
+
+    from memory.models import Memory
+
+    Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
+        indexed_at=None, vector_id=None
+    )
+
+
+def guarded(operation: Callable[[clientmod.Client], T], *, use_breaker: bool = True) -> T:
+    """Run ``operation`` against the index. Raises SemanticUnavailable, nothing else."""
+    if use_breaker and not breaker.allow():
+        raise SemanticUnavailable(f"skipped while the index is down: {breaker.reason}")
+    cooldown = float(settings.KARANI_VECTOR_COOLDOWN)
+    try:
+        client = clientmod.get()
+        result = operation(client)
+    except Exception as exc:
+        reason = describe(exc)
+        # Whatever broke, the next attempt starts from a fresh pool and re-ensures the
+        # collection (mem0's own store never notices a dropped table).
+        clientmod.discard_store()
+        if _collection_dropped(exc):
+            try:
+                _mark_everything_pending()
+            except Exception:
+                log.debug("could not mark rows pending after a dropped collection", exc_info=True)
+        if isinstance(exc, SemanticUnavailable) and exc.__cause__ is None:
+            log.debug("semantic index: %s", reason)
+        else:
+            log.debug("semantic index failure", exc_info=True)
+        breaker.trip(reason, cooldown=cooldown)
+        raise SemanticUnavailable(reason) from exc
+    breaker.succeeded()
+    return result

@@ -1,0 +1,105 @@
+"""Writing ledger rows into the vector collection, and reading its bookkeeping.
+
+The verbatim path (no LLM) never calls mem0's one-row ``add``: it embeds a batch with
+mem0's embedder and writes it with one ``vector_store.insert``, the rows mem0's own search
+reads (see MEM0.md, "Bulk path"). With KARANI_LLM_BASE_URL set, each row goes through
+mem0's extraction instead.
+"""
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+from psycopg import sql
+
+from memory.models import Memory
+from memory.semantic.client import Client
+from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
+
+
+def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
+    """The metadata mem0 keeps beside each vector: enough to map a hit back to the ledger."""
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+
+    data = text or memory.text
+    stamp = datetime.now(UTC).isoformat()
+    return {
+        "data": data,
+        "hash": hashlib.md5(data.encode()).hexdigest(),
+        "created_at": stamp,
+        "updated_at": stamp,
+        # mem0's keyword half of search reads this field.
+        "text_lemmatized": lemmatize_for_bm25(data),
+        "user_id": MEM0_USER,
+        "ledger_id": memory.pk,
+        "kind": memory.kind,
+        "company": memory.company_key or GLOBAL_SENTINEL,
+    }
+
+
+def embed_texts(client: Client, texts: list[str]) -> list[list[float]]:
+    return client.memory.embedding_model.embed_batch(texts, "add")
+
+
+def insert_rows(
+    client: Client, memories: Sequence[Memory], vectors: list[list[float]]
+) -> list[tuple[Memory, str]]:
+    ids = [str(uuid.uuid4()) for _ in memories]
+    client.store.insert(vectors=vectors, payloads=[payload(m) for m in memories], ids=ids)
+    return list(zip(memories, ids, strict=True))
+
+
+def extract_and_add(client: Client, memory: Memory) -> list[str]:
+    """mem0's extraction (infer=True): the LLM distils the fact; ids of what it stored."""
+    meta = {k: v for k, v in payload(memory).items() if k in {"ledger_id", "kind", "company"}}
+    result = client.memory.add(memory.text, user_id=MEM0_USER, metadata=meta, infer=True)
+    return [r["id"] for r in result.get("results", []) if r.get("event") == "ADD"]
+
+
+def mark_indexed(pairs: Sequence[tuple[Memory, str]]) -> None:
+    now = timezone.now()
+    for memory, vector_id in pairs:
+        memory.vector_id, memory.indexed_at = vector_id, now
+    Memory.all_objects.bulk_update([m for m, _ in pairs], ["vector_id", "indexed_at"])
+
+
+def _execute(client: Client, query: sql.Composable, params: Sequence[Any] = ()) -> list[tuple]:
+    # Bookkeeping SQL on our own pool, against our own collection: mem0's store API has no
+    # "delete where" or "count distinct".
+    with client.pool.connection() as conn, conn.cursor() as cur:
+        cur.execute(query, params)
+        return cur.fetchall() if cur.description else []
+
+
+def delete_ledger_ids(client: Client, ledger_ids: Sequence[int]) -> int:
+    """Remove every vector of these ledger rows (extraction may have made several)."""
+    if not ledger_ids:
+        return 0
+    client.store._ensure_collection()
+    query = sql.SQL("DELETE FROM {} WHERE payload->>'ledger_id' = ANY(%s) RETURNING 1").format(
+        sql.Identifier(client.config.collection)
+    )
+    return len(_execute(client, query, ([str(i) for i in ledger_ids],)))
+
+
+def counts(client: Client) -> tuple[int, int]:
+    """(vector rows, distinct ledger rows) in the collection."""
+    client.store._ensure_collection()
+    query = sql.SQL("SELECT count(*), count(DISTINCT payload->>'ledger_id') FROM {}").format(
+        sql.Identifier(client.config.collection)
+    )
+    rows, ledger_rows = _execute(client, query)[0]
+    return int(rows), int(ledger_rows)
+
+
+def ensure_hnsw_index(client: Client) -> None:
+    """mem0 creates the HNSW index with the table; recreate it if someone dropped it."""
+    name = f"{client.config.collection}_hnsw_idx"
+    query = sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)"
+    ).format(sql.Identifier(name), sql.Identifier(client.config.collection))
+    with client.pool.connection() as conn:
+        conn.execute(query)

@@ -1,0 +1,65 @@
+"""Keeping the index in step with ledger writes (called after each commit).
+
+A row the index could not take keeps ``indexed_at`` null: it is pending, and
+``reindex --pending`` (or the next full ``reindex``) catches it up. A soft-deleted row whose
+``vector_id`` is still set has a vector waiting to be removed.
+"""
+
+import logging
+from collections.abc import Sequence
+
+from memory.models import Memory
+from memory.semantic import store
+from memory.semantic.client import Client
+from memory.semantic.guard import guarded
+
+log = logging.getLogger("karani.memory")
+BATCH_SIZE = 64
+
+
+def index_rows(client: Client, memories: Sequence[Memory]) -> int:
+    """Write these rows to the index and record it in the ledger. Returns rows indexed."""
+    done = 0
+    if client.config.infer:
+        for memory in memories:
+            ids = store.extract_and_add(client, memory)
+            if not ids:
+                # The LLM kept nothing (or only duplicates): store the fact verbatim, so every
+                # ledger row stays findable and the counts keep matching.
+                vectors = store.embed_texts(client, [memory.text])
+                store.mark_indexed(store.insert_rows(client, [memory], vectors))
+            else:
+                store.mark_indexed([(memory, ids[0])])
+            done += 1
+        return done
+    for start in range(0, len(memories), BATCH_SIZE):
+        batch = list(memories[start : start + BATCH_SIZE])
+        vectors = store.embed_texts(client, [m.text for m in batch])
+        store.mark_indexed(store.insert_rows(client, batch, vectors))
+        done += len(batch)
+    return done
+
+
+def added(memory_ids: Sequence[int]) -> None:
+    """Index new live rows; on any failure they stay pending (logged once by the guard)."""
+    rows = list(Memory.objects.filter(pk__in=list(memory_ids)).order_by("pk"))
+    if rows:
+        guarded(lambda client: index_rows(client, rows))
+
+
+def removed(memory_ids: Sequence[int]) -> None:
+    """Drop soft-deleted rows from the index; on failure their vector_id says "remove me"."""
+    ids = list(
+        Memory.all_objects.filter(pk__in=list(memory_ids), deleted_at__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
+    if ids:
+        guarded(lambda client: _remove(client, ids))
+
+
+def _remove(client: Client, ids: list[int]) -> None:
+    store.delete_ledger_ids(client, ids)
+    Memory.all_objects.filter(pk__in=ids, deleted_at__isnull=False).update(
+        vector_id=None, indexed_at=None
+    )
