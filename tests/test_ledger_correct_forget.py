@@ -1,0 +1,253 @@
+"""correct() and forget(): soft deletes with reasons, one transaction, never a SQL DELETE."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from ledger_helpers import counts
+
+from memory import services
+from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
+from memory.models import Memory, MemoryToken
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fact():
+    return Memory.objects.get(
+        pk=services.remember(
+            text="Prefers fully remote roles",
+            kind="preference",
+            company="Northwind Robotics",
+            fit_score=80,
+            ref="qualification:7",
+        ).id
+    )
+
+
+def _snapshot():
+    rows = list(
+        Memory.all_objects.order_by("pk").values(
+            "pk", "text", "deleted_at", "delete_reason", "supersedes_id", "seen_count"
+        )
+    )
+    tokens = sorted(MemoryToken.objects.values_list("memory_id", "token"))
+    return rows, tokens
+
+
+_DELETE_FROM = re.compile(r'^\s*DELETE\s+FROM\s+"?(\w+)"?', re.IGNORECASE)
+
+
+def _deleted_tables(queries) -> set[str]:
+    return {m.group(1).lower() for q in queries if (m := _DELETE_FROM.match(q["sql"]))}
+
+
+# --- correct ------------------------------------------------------------------------------
+
+
+def test_it_soft_deletes_the_old_row_and_supersedes_it(fact):
+    new = services.correct(
+        id=fact.pk, text="Prefers remote or hybrid roles", reason="changed", actor="me"
+    )
+    old = Memory.all_objects.get(pk=fact.pk)
+    assert old.deleted_at is not None
+    assert (old.delete_reason, old.deleted_by) == ("changed", "me")
+    assert old.text == "Prefers fully remote roles"
+    assert old.status == "superseded"
+    new = Memory.objects.get(pk=new.pk)
+    assert new.supersedes_id == fact.pk
+    assert new.text == "Prefers remote or hybrid roles"
+    assert (new.kind, new.company, new.company_key, new.fit_score, new.ref) == (
+        "preference",
+        "Northwind Robotics",
+        "northwind robotics",
+        80,
+        "qualification:7",
+    )
+    assert (new.source, new.seen_count, new.created_by) == ("correction", 1, "me")
+    assert list(Memory.objects.values_list("pk", flat=True)) == [new.pk]
+
+
+def test_it_moves_the_keyword_index_to_the_new_row(fact):
+    new = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
+    assert not MemoryToken.objects.filter(memory_id=fact.pk).exists()
+    assert services.recall(query="fully").results == []
+    assert [r.id for r in services.recall(query="hybrid").results] == [new.pk]
+
+
+def test_it_corrects_a_correction_into_a_chain(fact):
+    second = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="r1")
+    third = services.correct(id=second.pk, text="Prefers on-site roles", reason="r2")
+    chain = [third.pk]
+    row = Memory.all_objects.get(pk=third.pk)
+    while row.supersedes_id:
+        chain.append(row.supersedes_id)
+        row = Memory.all_objects.get(pk=row.supersedes_id)
+    assert chain == [third.pk, second.pk, fact.pk]
+
+
+def test_it_rolls_back_the_soft_delete_when_the_new_row_fails(fact, monkeypatch):
+    before = _snapshot()
+
+    def broken_write(*args, **kwargs):
+        raise RuntimeError("injected fault after the soft delete")
+
+    monkeypatch.setattr(services, "_write", broken_write)
+    with pytest.raises(RuntimeError, match="injected fault"):
+        services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
+    assert _snapshot() == before
+    assert Memory.objects.get(pk=fact.pk).deleted_at is None
+
+
+def test_it_rolls_back_everything_when_indexing_the_new_row_fails(fact, monkeypatch):
+    before = _snapshot()
+    real = services._index_tokens
+
+    def index_then_fail(memories):
+        real(memories)
+        raise RuntimeError("injected fault while indexing")
+
+    monkeypatch.setattr(services, "_index_tokens", index_then_fail)
+    with pytest.raises(RuntimeError, match="injected fault"):
+        services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
+    assert _snapshot() == before
+
+
+def test_it_refuses_to_correct_an_unknown_fact():
+    before = counts()
+    with pytest.raises(FactNotFound, match="no fact with id 999999"):
+        services.correct(id=999999, text="whatever", reason="r")
+    assert counts() == before
+
+
+def test_it_refuses_to_correct_a_deleted_fact_saying_when_and_why(fact):
+    services.forget(id=fact.pk, reason="wrong company")
+    before = _snapshot()
+    with pytest.raises(FactAlreadyDeleted, match=rf"fact {fact.pk} was already deleted on .*wrong"):
+        services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
+    assert _snapshot() == before
+
+
+def test_it_refuses_to_correct_a_superseded_fact(fact):
+    services.correct(id=fact.pk, text="Prefers hybrid roles", reason="r1")
+    before = _snapshot()
+    with pytest.raises(FactAlreadyDeleted):
+        services.correct(id=fact.pk, text="Prefers on-site roles", reason="r2")
+    assert _snapshot() == before
+
+
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_it_requires_a_reason_to_correct(fact, reason):
+    before = _snapshot()
+    with pytest.raises(MemoryInputError, match="a reason is required"):
+        services.correct(id=fact.pk, text="Prefers hybrid roles", reason=reason)
+    assert _snapshot() == before
+
+
+@pytest.mark.parametrize("text", ["", "  ", "x" * 2001, "bad\x00"])
+def test_it_validates_the_corrected_text(fact, text):
+    before = _snapshot()
+    with pytest.raises(MemoryInputError):
+        services.correct(id=fact.pk, text=text, reason="r")
+    assert _snapshot() == before
+
+
+def test_it_refuses_a_correction_that_is_the_same_fact(fact):
+    before = _snapshot()
+    with pytest.raises(MemoryInputError, match="same fact"):
+        services.correct(id=fact.pk, text="  PREFERS fully remote ROLES ", reason="r")
+    assert _snapshot() == before
+
+
+def test_it_refuses_a_correction_whose_text_is_already_live(fact):
+    twin = services.remember(
+        text="Prefers hybrid roles", kind="preference", company="Northwind Robotics"
+    )
+    before = _snapshot()
+    with pytest.raises(MemoryInputError, match=rf"already live as fact {twin.id}"):
+        services.correct(id=fact.pk, text="Prefers hybrid roles", reason="r")
+    assert _snapshot() == before
+
+
+@pytest.mark.parametrize("bad_id", [0, -1, True, "1", 1.0, None])
+def test_it_refuses_an_id_that_is_not_a_positive_whole_number(fact, bad_id):
+    with pytest.raises(MemoryInputError, match="fact id must be a positive whole number"):
+        services.correct(id=bad_id, text="Prefers hybrid roles", reason="r")
+    with pytest.raises(MemoryInputError, match="fact id must be a positive whole number"):
+        services.forget(id=bad_id, reason="r")
+
+
+# --- forget -------------------------------------------------------------------------------
+
+
+def test_it_soft_deletes_with_the_reason_and_keeps_the_row(fact):
+    forgotten = services.forget(id=fact.pk, reason="no longer true", actor="me")
+    assert forgotten.pk == fact.pk
+    row = Memory.all_objects.get(pk=fact.pk)
+    assert row.deleted_at is not None
+    assert (row.delete_reason, row.deleted_by, row.status) == ("no longer true", "me", "deleted")
+    assert row.text == fact.text
+    assert not Memory.objects.filter(pk=fact.pk).exists()
+    assert not MemoryToken.objects.filter(memory_id=fact.pk).exists()
+    assert services.recall(query="remote").results == []
+
+
+@pytest.mark.parametrize("reason", [None, "", "  \n"])
+def test_it_requires_a_reason_to_forget(fact, reason):
+    before = _snapshot()
+    with pytest.raises(MemoryInputError, match="a reason is required"):
+        services.forget(id=fact.pk, reason=reason)
+    assert _snapshot() == before
+
+
+def test_it_refuses_a_reason_over_500_characters(fact):
+    with pytest.raises(MemoryInputError, match="reason is 501 characters"):
+        services.forget(id=fact.pk, reason="r" * 501)
+    assert Memory.objects.filter(pk=fact.pk).exists()
+
+
+def test_it_refuses_to_forget_twice(fact):
+    services.forget(id=fact.pk, reason="first")
+    before = _snapshot()
+    with pytest.raises(FactAlreadyDeleted, match=rf"fact {fact.pk} was already deleted.*first"):
+        services.forget(id=fact.pk, reason="second")
+    assert _snapshot() == before
+    assert Memory.all_objects.get(pk=fact.pk).delete_reason == "first"
+
+
+def test_it_refuses_to_forget_an_unknown_fact():
+    with pytest.raises(FactNotFound, match="no fact with id 424242"):
+        services.forget(id=424242, reason="r")
+
+
+# --- never a SQL DELETE -------------------------------------------------------------------
+
+
+def test_it_refuses_model_delete(fact):
+    with pytest.raises(TypeError, match="never hard-deleted"):
+        fact.delete()
+    assert Memory.all_objects.filter(pk=fact.pk).exists()
+
+
+@pytest.mark.parametrize("manager", ["objects", "all_objects"])
+def test_it_refuses_queryset_delete(fact, manager):
+    with pytest.raises(TypeError, match="never hard-deleted"):
+        getattr(Memory, manager).all().delete()
+    with pytest.raises(TypeError, match="never hard-deleted"):
+        getattr(Memory, manager).filter(pk=fact.pk).delete()
+    assert Memory.all_objects.filter(pk=fact.pk).exists()
+
+
+def test_it_never_issues_delete_from_memories_when_correcting_or_forgetting(fact):
+    other = services.remember(text="Dislikes long interview loops")
+    with CaptureQueriesContext(connection) as ctx:
+        new = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
+        services.forget(id=new.pk, reason="gone")
+        services.forget(id=other.id, reason="gone too")
+    # The keyword index drops the dead facts' postings (so the check sees DELETEs at all);
+    # the memories table never sees one.
+    assert _deleted_tables(ctx.captured_queries) == {"memory_tokens"}
+    # Every row is still there, as history.
+    assert Memory.all_objects.count() == 3
