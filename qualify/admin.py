@@ -1,0 +1,143 @@
+"""Admin: postings, companies and the profile are editable; verdicts and outcomes are
+events and read-only. Delete means soft delete everywhere (no row is ever removed)."""
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.safestring import mark_safe
+
+from qualify import funnel
+from qualify.models import Company, FunnelReport, Outcome, Posting, Profile, Qualification
+
+
+class StatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("deleted", "deleted"), ("all", "all")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "all":
+            return queryset
+        if self.value() == "deleted":
+            return queryset.filter(deleted_at__isnull=False)
+        return queryset.filter(deleted_at__isnull=True)  # default: live rows
+
+
+class SoftDeleteAdmin(admin.ModelAdmin):
+    list_filter: tuple[Any, ...] = (StatusFilter,)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        obj.soft_delete()
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        queryset.soft_delete()
+
+
+@admin.register(Company)
+class CompanyAdmin(SoftDeleteAdmin):
+    list_display = ("name", "created_at", "deleted_at")
+    search_fields = ("name",)
+
+
+@admin.register(Posting)
+class PostingAdmin(SoftDeleteAdmin):
+    list_display = ("id", "title", "company", "role_category", "remote", "created_at")
+    list_select_related = ("company",)
+    list_filter = (StatusFilter, "remote")
+    search_fields = ("title", "company__name", "role_category")
+    autocomplete_fields = ("company",)
+
+
+@admin.register(Profile)
+class ProfileAdmin(SoftDeleteAdmin):
+    list_display = ("__str__", "updated_at")
+    readonly_fields = ("updated_at",)
+
+
+class ReadOnlyEventAdmin(admin.ModelAdmin):
+    """Events are history: visible, never added, changed or deleted here."""
+
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Qualification)
+class QualificationAdmin(ReadOnlyEventAdmin):
+    list_display = (
+        "id",
+        "posting",
+        "verdict",
+        "fit_score",
+        "prompt_version",
+        "mode",
+        "fact_count",
+        "latency_ms",
+        "error",
+        "created_at",
+    )
+    list_filter = ("verdict", "prompt_version", "mode")
+    list_select_related = ("posting__company",)
+    search_fields = ("posting__title", "posting__company__name")
+
+
+@admin.register(Outcome)
+class OutcomeAdmin(ReadOnlyEventAdmin):
+    list_display = ("id", "posting", "stage", "occurred_at", "note", "qualification")
+    list_filter = ("stage",)
+    list_select_related = ("posting__company",)
+
+
+@admin.register(FunnelReport)
+class FunnelReportAdmin(ReadOnlyEventAdmin):
+    """The funnel chart, in place of a change list."""
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.has_perm("qualify.view_qualification")
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        rows = funnel.compute()
+        svg = funnel.render_chart(rows, fmt="svg").decode("utf-8")
+        # Drop the XML prolog/doctype so the SVG can sit inline in the page.
+        svg = svg[svg.index("<svg") :]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Funnel chart",
+            "opts": self.model._meta,
+            # Built by matplotlib from our own counts and prompt-version names: safe to inline.
+            "chart_svg": mark_safe(svg),
+            "steps": funnel.STEPS,
+            "rows": [
+                {
+                    "prompt_version": r.prompt_version,
+                    "decisions": r.decisions,
+                    "with_memory_facts": r.with_memory_facts,
+                    "errors": r.errors,
+                    "cells": [
+                        {
+                            "count": r.counts[s],
+                            "rate": None if i == 0 else _percent(r.rates[s]),
+                        }
+                        for i, s in enumerate(funnel.STEPS)
+                    ],
+                }
+                for r in rows
+            ],
+        }
+        return TemplateResponse(request, "admin/qualify/funnel.html", context)
+
+
+def _percent(rate: float | None) -> float | None:
+    return None if rate is None else rate * 100

@@ -1,0 +1,142 @@
+"""Agent mode: the model may call a ``recall`` tool while it qualifies a posting.
+
+Same caps as the injected block: at most ``context.fact_cap()`` distinct facts in total
+(never more than 10), at most MAX_TOOL_ROUNDS rounds of tool calls, and the company scope
+is fixed by code (the model chooses the query, never the company). Every fact returned to
+the model is recorded on the qualification. A recall failure answers the tool call with an
+error and the qualification carries on.
+"""
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from qualify import context, llm, prompts
+from qualify.models import Posting
+from qualify.verdict import VERDICT_SCHEMA
+
+log = logging.getLogger("karani.qualify")
+
+MAX_TOOL_ROUNDS = 3
+
+RECALL_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "recall",
+        "description": (
+            "Look up remembered facts (past verdicts, outcomes, taught preferences) about "
+            "the posting's company and role. Returns a few facts, best first."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "what to look for, a few words"}
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+@dataclass
+class AgentRun:
+    criteria: dict[str, Any] | None  # None when the model or endpoint failed: see error
+    error: str = ""
+    facts: list[context.ContextFact] = field(default_factory=list)
+    tool_rounds: int = 0
+    memory_errors: list[str] = field(default_factory=list)
+
+
+class _Recall:
+    """The tool's implementation, holding the per-qualification budget."""
+
+    def __init__(self, posting: Posting, cap: int) -> None:
+        self.posting = posting
+        self.cap = cap
+        self.seen: dict[int, context.ContextFact] = {}
+        self.errors: list[str] = []
+
+    @property
+    def remaining(self) -> int:
+        return self.cap - len(self.seen)
+
+    def __call__(self, arguments: str) -> dict[str, Any]:
+        try:
+            args = json.loads(arguments or "{}")
+            query = args["query"] if isinstance(args, dict) else None
+        except (json.JSONDecodeError, KeyError):
+            query = None
+        if not isinstance(query, str) or not query.strip():
+            return {"error": 'call recall with {"query": "a few words"}'}
+        if self.remaining <= 0:
+            return {"error": "fact budget used up; answer with the verdict JSON now"}
+        try:
+            # Ask for enough to still find `remaining` new facts after dropping seen ones.
+            found = context.recall_facts(
+                self.posting,
+                query=query.strip()[: context.MAX_QUERY_CHARS],
+                limit=min(self.cap, len(self.seen) + self.remaining),
+            )
+        except Exception as exc:  # memory outage: the tool says so, the decision goes on
+            reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+            self.errors.append(reason)
+            log.warning("recall tool failed for posting %s (%s)", self.posting.pk, reason)
+            return {"error": "memory is unavailable right now; decide without it", "facts": []}
+        fresh = [f for f in found if f.id not in self.seen][: self.remaining]
+        for f in fresh:
+            self.seen[f.id] = f
+        return {
+            "note": prompts.MEMORY_INSTRUCTION,
+            "facts": [{"id": f.id, "kind": f.kind, "text": f.text} for f in fresh],
+        }
+
+
+def run(client: llm.ChatClient, messages: list[dict[str, Any]], posting: Posting) -> AgentRun:
+    """The tool loop, then the verdict (retried once if invalid).
+
+    Endpoint and output failures come back as ``error`` with the facts already seen, so the
+    recorded qualification still says what the model was shown.
+    """
+    recall = _Recall(posting, context.fact_cap())
+    try:
+        criteria, rounds = _loop(client, messages, recall)
+    except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
+        return AgentRun(criteria=None, error=str(exc), facts=list(recall.seen.values()))
+    return AgentRun(
+        criteria=criteria,
+        facts=list(recall.seen.values()),
+        tool_rounds=rounds,
+        memory_errors=recall.errors,
+    )
+
+
+def _loop(
+    client: llm.ChatClient, messages: list[dict[str, Any]], recall: _Recall
+) -> tuple[dict[str, Any], int]:
+    rounds = 0
+    while True:
+        offer_tools = rounds < MAX_TOOL_ROUNDS and recall.remaining > 0
+        if offer_tools:
+            reply = client.complete(messages, tools=[RECALL_TOOL])
+        else:
+            # Out of rounds or budget: no tools, and the reply is held to the verdict schema.
+            reply = client.complete(messages, json_schema=VERDICT_SCHEMA)
+        if not (offer_tools and reply.tool_calls):
+            break
+        rounds += 1
+        messages.append(reply.as_message())
+        for call in reply.tool_calls:
+            if call.name == "recall":
+                result = recall(call.arguments)
+            else:
+                result = {"error": f"unknown tool {call.name!r}; the only tool is recall"}
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": json.dumps(result, ensure_ascii=False),
+                }
+            )
+    return llm.settle_verdict(client, messages, reply), rounds

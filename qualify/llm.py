@@ -1,0 +1,181 @@
+"""The OpenAI-compatible chat client qualify uses (llama.cpp server, Ollama, vLLM, hosted).
+
+Bounded: every request has KARANI_LLM_TIMEOUT and at most one transport retry (the openai
+client's own, with backoff). The verdict is requested as JSON constrained by a schema and
+validated here; an invalid reply is retried once with the validation error, then given up.
+"""
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+from django.conf import settings
+
+from qualify import verdict
+
+RETRY_PROMPT = (
+    "Your reply was not valid: {error}. Reply again with only the JSON object, exactly as "
+    "the schema requires, and nothing else."
+)
+
+
+class LLMNotConfigured(Exception):
+    """No usable endpoint is configured: raised before any request is made."""
+
+
+class LLMCallFailed(Exception):
+    """The endpoint failed (unreachable, timeout, HTTP error) after the bounded retry."""
+
+
+class VerdictUnavailable(Exception):
+    """The model's reply stayed invalid after one retry."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str
+    model: str
+    api_key: str
+    timeout: float
+
+    @classmethod
+    def from_settings(cls) -> "LLMConfig":
+        base_url = settings.KARANI_LLM_BASE_URL
+        if not base_url:
+            raise LLMNotConfigured(
+                "KARANI_LLM_BASE_URL is not set: point it at an OpenAI-compatible endpoint, "
+                "e.g. http://127.0.0.1:8080/v1 (nothing was qualified)"
+            )
+        parsed = urlparse(base_url)
+        if parsed.scheme not in {"http", "https"} or not parsed.netloc:
+            raise LLMNotConfigured(
+                f"KARANI_LLM_BASE_URL={base_url!r} is not an http(s) URL (nothing was qualified)"
+            )
+        return cls(
+            base_url=base_url,
+            model=settings.KARANI_LLM_MODEL,
+            api_key=settings.KARANI_LLM_API_KEY,
+            timeout=settings.KARANI_LLM_TIMEOUT,
+        )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class Reply:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+    def as_message(self) -> dict[str, Any]:
+        """The assistant turn, to send back in the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        return message
+
+
+class ChatClient:
+    """One endpoint; counts the time spent waiting on it (``elapsed_ms``)."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.elapsed_ms = 0.0
+        self._client = openai.OpenAI(
+            base_url=config.base_url,
+            # Local servers ignore the key, but the client insists on one.
+            api_key=config.api_key or "not-needed",
+            timeout=config.timeout,
+            max_retries=1,
+        )
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Reply:
+        kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages}
+        if tools:
+            kwargs["tools"] = tools
+        if json_schema is not None:
+            # llama.cpp's server accepts this and constrains output to the schema; it rejects
+            # OpenAI's {"type": "json_schema"}. Servers that ignore "schema" still get JSON mode.
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        started = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(temperature=0, **kwargs)
+        except openai.APITimeoutError:
+            raise LLMCallFailed(f"LLM endpoint timed out after {self.config.timeout:g}s") from None
+        except openai.APIConnectionError as exc:
+            raise LLMCallFailed(f"LLM endpoint unreachable: {_first_line(exc)}") from None
+        except openai.APIStatusError as exc:
+            raise LLMCallFailed(
+                f"LLM endpoint answered HTTP {exc.status_code}: {_first_line(exc)}"
+            ) from None
+        finally:
+            self.elapsed_ms += (time.perf_counter() - started) * 1000
+        if not response.choices:
+            return Reply(content=None)
+        message = response.choices[0].message
+        calls = [
+            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
+            for c in (message.tool_calls or [])
+            if getattr(c, "function", None) is not None
+        ]
+        return Reply(content=message.content, tool_calls=calls)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+def settle_verdict(
+    client: ChatClient, messages: list[dict[str, Any]], reply: Reply
+) -> dict[str, Any]:
+    """Validated criteria from ``reply``, retrying once on invalid output.
+
+    ``messages`` is the conversation so far (extended in place with the retry turn).
+    Raises VerdictUnavailable when the retry is invalid too.
+    """
+    try:
+        return _parse_reply(reply)
+    except verdict.InvalidOutput as first:
+        messages.append(reply.as_message())
+        messages.append({"role": "user", "content": RETRY_PROMPT.format(error=first)})
+        retry = client.complete(messages, json_schema=verdict.VERDICT_SCHEMA)
+        try:
+            return _parse_reply(retry)
+        except verdict.InvalidOutput as second:
+            raise VerdictUnavailable(f"invalid model output after one retry: {second}") from None
+
+
+def _parse_reply(reply: Reply) -> dict[str, Any]:
+    if reply.tool_calls and not (reply.content or "").strip():
+        raise verdict.InvalidOutput("a tool call arrived where the verdict JSON was expected")
+    return verdict.parse(reply.content)
+
+
+def ask_verdict(client: ChatClient, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Single mode: one request for the criteria JSON (plus at most one retry)."""
+    reply = client.complete(messages, json_schema=verdict.VERDICT_SCHEMA)
+    return settle_verdict(client, messages, reply)

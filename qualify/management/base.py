@@ -1,0 +1,18 @@
+"""QualifyCommand: KaraniCommand plus qualify's own one-line errors."""
+
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from memory.management.base import KaraniCommand
+from qualify.llm import LLMNotConfigured
+from qualify.postings import PostingFileError
+from qualify.services import QualifyError
+
+
+class QualifyCommand(KaraniCommand):
+    def execute(self, *args: Any, **options: Any) -> Any:
+        try:
+            return super().execute(*args, **options)
+        except (QualifyError, LLMNotConfigured, PostingFileError) as exc:
+            raise CommandError(str(exc)) from None

@@ -1,0 +1,298 @@
+"""Qualify's ledger events: postings, the candidate profile, verdicts and outcome stages.
+
+Nothing here is ever hard-deleted: rows carry ``deleted_at`` and the default manager
+(``objects``) shows live rows only, like the memories table. Qualifications and outcomes are
+events, written once by ``qualify.services`` and read-only everywhere else.
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+MAX_FACTS_PER_DECISION = 10
+
+
+class Verdict(models.TextChoices):
+    QUALIFIED = "qualified"
+    REJECTED = "rejected"
+
+
+class Mode(models.TextChoices):
+    SINGLE = "single"
+    AGENT = "agent"
+
+
+class Remote(models.TextChoices):
+    REMOTE = "remote"
+    HYBRID = "hybrid"
+    ONSITE = "onsite"
+    UNKNOWN = "unknown"
+
+
+class Stage(models.TextChoices):
+    APPLIED = "applied"
+    SCREEN = "screen"
+    INTERVIEW = "interview"
+    OFFER = "offer"
+    REJECTED = "rejected"
+    WITHDRAWN = "withdrawn"
+
+
+class SoftDeleteQuerySet(models.QuerySet):
+    def alive(self) -> "SoftDeleteQuerySet":
+        return self.filter(deleted_at__isnull=True)
+
+    def deleted(self) -> "SoftDeleteQuerySet":
+        return self.filter(deleted_at__isnull=False)
+
+    def soft_delete(self) -> int:
+        return self.alive().update(deleted_at=timezone.now())
+
+    def delete(self):  # type: ignore[override]
+        raise TypeError("qualify rows are never hard-deleted; use soft_delete()")
+
+
+class LiveManager(models.Manager.from_queryset(SoftDeleteQuerySet)):  # type: ignore[misc]
+    def get_queryset(self) -> SoftDeleteQuerySet:
+        return super().get_queryset().alive()
+
+
+AllManager = models.Manager.from_queryset(SoftDeleteQuerySet)
+
+
+class SoftDeleteModel(models.Model):
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+
+    objects = LiveManager()
+    all_objects = AllManager()
+
+    class Meta:
+        abstract = True
+        base_manager_name = "all_objects"
+        default_manager_name = "all_objects"
+
+    def delete(self, *args, **kwargs):  # type: ignore[override]
+        raise TypeError("qualify rows are never hard-deleted; use soft_delete()")
+
+    def soft_delete(self) -> None:
+        if self.deleted_at is None:
+            self.deleted_at = timezone.now()
+            self.save(update_fields=["deleted_at"])
+
+
+class Company(SoftDeleteModel):
+    name = models.CharField(max_length=200)
+    # casefolded, whitespace-collapsed name: "Northwind  Robotics" and "northwind robotics"
+    # are one company.
+    name_key = models.CharField(max_length=200, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta(SoftDeleteModel.Meta):
+        verbose_name_plural = "companies"
+        constraints = [
+            # Import's get-or-create by name: concurrent importers collide here.
+            models.UniqueConstraint(
+                fields=["name_key"],
+                condition=Q(deleted_at__isnull=True),
+                name="qualify_company_one_live_per_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        self.name = " ".join(self.name.split())
+        self.name_key = company_key(self.name)
+        super().save(*args, **kwargs)
+
+
+def company_key(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+class Posting(SoftDeleteModel):
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="postings")
+    title = models.CharField(max_length=300)
+    role_category = models.CharField(max_length=100, blank=True, default="")
+    location = models.CharField(max_length=200, blank=True, default="")
+    remote = models.CharField(max_length=16, choices=Remote.choices, default=Remote.UNKNOWN)
+    salary = models.CharField(max_length=200, blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    url = models.URLField(max_length=1000, blank=True, default="")
+    source = models.CharField(max_length=100, blank=True, default="")
+    # Hard requirements the posting itself states ("on-site in Munich", "US work permit").
+    # Recalled memories never override these (see qualify.prompts).
+    dealbreakers = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta(SoftDeleteModel.Meta):
+        constraints = [
+            # Re-importing the same file must not duplicate postings: one live row per URL.
+            models.UniqueConstraint(
+                fields=["url"],
+                condition=Q(deleted_at__isnull=True) & ~Q(url=""),
+                name="qualify_posting_one_live_per_url",
+            ),
+            models.CheckConstraint(
+                condition=Q(remote__in=Remote.values), name="qualify_posting_remote_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} at {self.company}"
+
+
+class Profile(SoftDeleteModel):
+    """The candidate. The newest live profile is the one qualify judges against."""
+
+    summary = models.TextField()
+    preferences = models.TextField(blank=True, default="")
+    dealbreakers = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta(SoftDeleteModel.Meta):
+        indexes = [
+            # Profile.current(): the newest live profile.
+            models.Index(
+                fields=["-updated_at", "-id"],
+                condition=Q(deleted_at__isnull=True),
+                name="qualify_profile_live_newest",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.summary if len(self.summary) <= 60 else self.summary[:57] + "..."
+
+    def save(self, *args, **kwargs) -> None:
+        self.updated_at = timezone.now()
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def current(cls) -> "Profile | None":
+        return cls.objects.order_by("-updated_at", "-id").first()
+
+
+class QualificationQuerySet(SoftDeleteQuerySet):
+    def decided(self) -> "QualificationQuerySet":
+        """Qualifications that reached a verdict (not errors)."""
+        return self.filter(verdict__isnull=False)
+
+
+class LiveQualificationManager(models.Manager.from_queryset(QualificationQuerySet)):  # type: ignore[misc]
+    def get_queryset(self) -> QualificationQuerySet:
+        return super().get_queryset().alive()
+
+
+class Qualification(SoftDeleteModel):
+    """One attempt to qualify a posting: a verdict, or the error that prevented one."""
+
+    posting = models.ForeignKey(Posting, on_delete=models.PROTECT, related_name="qualifications")
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, null=True, blank=True)
+    fit_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    reasons = models.CharField(max_length=300, blank=True, default="")
+    # The per-criterion answers the verdict was computed from (qualify.llm.VERDICT_SCHEMA).
+    criteria = models.JSONField(default=dict, blank=True)
+    prompt_version = models.CharField(max_length=64)
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SINGLE)
+    # Ids of the memory facts the model saw (injected block, or agent-mode tool results).
+    fact_ids = models.JSONField(default=list, blank=True)
+    fact_count = models.PositiveSmallIntegerField(default=0)
+    model_name = models.CharField(max_length=200, blank=True, default="")
+    latency_ms = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = LiveQualificationManager()
+    all_objects = models.Manager.from_queryset(QualificationQuerySet)()
+
+    class Meta(SoftDeleteModel.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(fit_score__isnull=True) | Q(fit_score__gte=0, fit_score__lte=100),
+                name="qualify_qualification_fit_score_0_100",
+            ),
+            # Exactly one of: a verdict with its score, or an error.
+            models.CheckConstraint(
+                condition=(
+                    Q(verdict__in=Verdict.values, fit_score__isnull=False, error="")
+                    | (Q(verdict__isnull=True, fit_score__isnull=True) & ~Q(error=""))
+                ),
+                name="qualify_qualification_verdict_xor_error",
+            ),
+            models.CheckConstraint(
+                condition=Q(mode__in=Mode.values), name="qualify_qualification_mode_known"
+            ),
+            # The working-context cap, enforced where no caller can bypass it.
+            models.CheckConstraint(
+                condition=Q(fact_count__lte=MAX_FACTS_PER_DECISION),
+                name="qualify_qualification_at_most_10_facts",
+            ),
+            # Two batches racing over the same posting: the second verdict insert fails here
+            # and that posting is skipped, so a posting never has two live verdicts.
+            models.UniqueConstraint(
+                fields=["posting"],
+                condition=Q(deleted_at__isnull=True, verdict__isnull=False),
+                name="qualify_qualification_one_live_verdict_per_posting",
+            ),
+        ]
+        indexes = [
+            # The funnel: live verdicts grouped by prompt version.
+            models.Index(
+                fields=["prompt_version", "verdict"],
+                condition=Q(deleted_at__isnull=True),
+                name="qualify_qualif_live_by_version",
+            ),
+            # Few-shot selection: the newest live verdicts.
+            models.Index(
+                fields=["-created_at", "-id"],
+                condition=Q(deleted_at__isnull=True, verdict__isnull=False),
+                name="qualify_qualif_live_newest",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.error:
+            return f"error on posting {self.posting_id}"
+        return f"{self.verdict} ({self.fit_score}) posting {self.posting_id}"
+
+
+class Outcome(SoftDeleteModel):
+    """A stage the application reached (applied, screen, ...), attributed to the verdict."""
+
+    posting = models.ForeignKey(Posting, on_delete=models.PROTECT, related_name="outcomes")
+    # The live verdict when the outcome was recorded: the funnel credits its prompt version.
+    qualification = models.ForeignKey(
+        Qualification, on_delete=models.PROTECT, null=True, blank=True, related_name="outcomes"
+    )
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    note = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta(SoftDeleteModel.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(stage__in=Stage.values), name="qualify_outcome_stage_known"
+            ),
+        ]
+        indexes = [
+            # The funnel's join (outcomes per verdict) and few-shot's "furthest stage reached".
+            models.Index(
+                fields=["qualification", "stage"],
+                condition=Q(deleted_at__isnull=True),
+                name="qualify_outcome_live_by_qualif",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage} on posting {self.posting_id}"
+
+
+class FunnelReport(Qualification):
+    """No table of its own: gives the funnel chart a place (and a link) on the admin index."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "funnel chart"
+        verbose_name_plural = "funnel chart"

@@ -1,0 +1,145 @@
+"""Named prompt versions. Every qualification records the version it was asked with, so the
+funnel can compare pre-memory decisions with memory-aware ones.
+
+Changing a prompt's wording means adding a new version name, never editing one in place:
+the name is how recorded rows are told apart.
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from qualify.context import ContextFact
+from qualify.models import Posting, Profile
+from qualify.verdict import VERDICT_SCHEMA
+
+PRE_MEMORY = "qualify-v1"
+MEMORY_AWARE = "qualify-v2-memory"
+MEMORY_AGENT = "qualify-v2-memory-agent"
+
+MEMORY_INSTRUCTION = (
+    "Memories are context; they never override a dealbreaker stated in the posting."
+)
+MEMORY_HEADER = "## Memory: recalled facts about this company and role"
+FEW_SHOT_HEADER = "## Past verdicts and what happened next (structured events, newest first)"
+
+_CRITERIA = "\n".join(
+    [
+        "Judge the posting against the candidate, one criterion at a time:",
+        "- remote_ok: does the posting's location / remote policy fit the candidate's "
+        "preferences? yes, no or unknown.",
+        "- salary_ok: does the stated pay meet the candidate's expectations? yes, no or "
+        "unknown (unknown when no pay is stated).",
+        "- on_call_ok: is the on-call load acceptable to the candidate? yes, no or unknown.",
+        "- dealbreakers_hit: every dealbreaker (the candidate's, or a hard requirement stated "
+        "in the posting that the candidate cannot meet) this posting hits, quoted briefly; "
+        "[] when none.",
+        "- role_fit: 0-100, how well the role itself matches the candidate's summary and "
+        "preferences.",
+        "- reasons: one short sentence, the main reason.",
+        "The verdict and fit score are computed from your answers; do not give a verdict yourself.",
+        "Reply with one JSON object matching this schema and nothing else:",
+        "",
+    ]
+)
+
+_BASE_SYSTEM = (
+    "You qualify job postings for one candidate.\n"
+    + _CRITERIA
+    + json.dumps(VERDICT_SCHEMA, separators=(",", ":"))
+)
+
+_AGENT_TOOLS_NOTE = (
+    "\nBefore answering you may call the `recall` tool to look up remembered facts about "
+    "this company (a few calls at most, a few facts each). " + MEMORY_INSTRUCTION
+)
+
+
+@dataclass(frozen=True)
+class PromptVersion:
+    name: str
+    memory_aware: bool
+    agent: bool
+    system: str
+
+
+VERSIONS: dict[str, PromptVersion] = {
+    PRE_MEMORY: PromptVersion(PRE_MEMORY, memory_aware=False, agent=False, system=_BASE_SYSTEM),
+    MEMORY_AWARE: PromptVersion(MEMORY_AWARE, memory_aware=True, agent=False, system=_BASE_SYSTEM),
+    MEMORY_AGENT: PromptVersion(
+        MEMORY_AGENT, memory_aware=True, agent=True, system=_BASE_SYSTEM + _AGENT_TOOLS_NOTE
+    ),
+}
+
+
+def choose(*, memory_enabled: bool, agent: bool) -> PromptVersion:
+    """KARANI_MEMORY=off always gets the pre-memory version (no block, no tool)."""
+    if not memory_enabled:
+        return VERSIONS[PRE_MEMORY]
+    return VERSIONS[MEMORY_AGENT if agent else MEMORY_AWARE]
+
+
+def render_profile(profile: Profile) -> str:
+    lines = ["## Candidate", f"Summary: {profile.summary.strip()}"]
+    if profile.preferences.strip():
+        lines.append(f"Preferences: {profile.preferences.strip()}")
+    if profile.dealbreakers:
+        lines.append("Candidate dealbreakers: " + "; ".join(profile.dealbreakers))
+    return "\n".join(lines)
+
+
+def render_posting(posting: Posting) -> str:
+    lines = [
+        "## Posting",
+        f"Company: {posting.company.name}",
+        f"Title: {posting.title}",
+    ]
+    if posting.role_category:
+        lines.append(f"Role category: {posting.role_category}")
+    where = ", ".join(p for p in (posting.location, posting.remote) if p)
+    lines.append(f"Location / remote: {where or 'unknown'}")
+    if posting.salary:
+        lines.append(f"Pay: {posting.salary}")
+    if posting.dealbreakers:
+        lines.append("Dealbreakers stated in the posting: " + "; ".join(posting.dealbreakers))
+    if posting.description.strip():
+        lines.append("Description:\n" + posting.description.strip()[:6000])
+    return "\n".join(lines)
+
+
+def render_memory_block(facts: list[ContextFact]) -> str:
+    """The facts, one per line, under the instruction that they never override dealbreakers."""
+    lines = [MEMORY_HEADER, MEMORY_INSTRUCTION]
+    if facts:
+        lines += [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts]
+    else:
+        lines.append("- (no remembered facts)")
+    return "\n".join(lines)
+
+
+def render_few_shot(examples: list[dict[str, Any]]) -> str:
+    lines = [FEW_SHOT_HEADER]
+    lines += [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in examples]
+    return "\n".join(lines)
+
+
+def build_messages(
+    version: PromptVersion,
+    *,
+    profile: Profile,
+    posting: Posting,
+    facts: list[ContextFact],
+    examples: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The conversation for one posting. Pre-memory: profile and posting only."""
+    parts = [render_profile(profile)]
+    if version.memory_aware:
+        if examples:
+            parts.append(render_few_shot(examples))
+        if not version.agent:
+            parts.append(render_memory_block(facts))
+    parts.append(render_posting(posting))
+    return [
+        {"role": "system", "content": version.system},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]

@@ -1,0 +1,407 @@
+"""The qualify pipeline's one door: import postings, set the profile, qualify, record outcomes.
+
+Ledger events are written first, then their memory facts, through ``memory.services`` only.
+A memory failure (outage, refused text) is logged as one warning and never rolls back,
+blocks or fails the event: that is the invariant "a memory outage never kills a batch".
+"""
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory import services as memory
+from memory.models import Kind, Source
+from qualify import agent, context, llm, prompts, verdict
+from qualify.models import (
+    Company,
+    Mode,
+    Outcome,
+    Posting,
+    Profile,
+    Qualification,
+    Stage,
+    company_key,
+)
+from qualify.postings import CleanPosting, PostingRowError
+from qualify.postings import clean as clean_posting
+
+log = logging.getLogger("karani.qualify")
+
+MAX_NOTE_CHARS = 500
+# Consecutive endpoint failures after which a batch stops: a dead LLM is not worth
+# timeout x postings of waiting. (Memory failures never count: they never stop a batch.)
+MAX_ENDPOINT_FAILURES_IN_A_ROW = 3
+
+
+class QualifyError(ValueError):
+    """Bad input or state for the pipeline; the message is one line, nothing was written."""
+
+
+# --- postings ------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    duplicates: int = 0
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "duplicates": self.duplicates,
+            "rejected": len(self.rejected),
+            "rejects": [{"line": n, "error": e} for n, e in self.rejected],
+        }
+
+
+def company_named(name: str) -> Company:
+    """The live company with this name (case and spacing ignored), created if needed."""
+    key = company_key(name)
+    existing = Company.objects.filter(name_key=key).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return Company.objects.create(name=name)
+    except IntegrityError:  # a concurrent importer created it first
+        return Company.objects.get(name_key=key)
+
+
+def import_postings(*, records: Iterable[tuple[int, Any]]) -> ImportReport:
+    """Import ``(line, record)`` pairs. A bad row is reported with its line, never fatal.
+
+    A posting whose URL is already live is counted as a duplicate, so re-importing a file
+    adds nothing.
+    """
+    report = ImportReport()
+    for line_no, record in records:
+        try:
+            posting = clean_posting(record)
+        except PostingRowError as exc:
+            report.rejected.append((line_no, str(exc)))
+            continue
+        if _create_posting(posting):
+            report.created += 1
+        else:
+            report.duplicates += 1
+    return report
+
+
+def _create_posting(p: CleanPosting) -> bool:
+    if p.url and Posting.objects.filter(url=p.url).exists():
+        return False
+    try:
+        with transaction.atomic():
+            Posting.objects.create(
+                company=company_named(p.company),
+                title=p.title,
+                role_category=p.role_category,
+                location=p.location,
+                remote=p.remote,
+                salary=p.salary,
+                description=p.description,
+                url=p.url,
+                source=p.source,
+                dealbreakers=p.dealbreakers,
+            )
+    except IntegrityError:  # the same URL imported concurrently
+        return False
+    return True
+
+
+# --- profile -------------------------------------------------------------------------------
+
+
+def set_profile(
+    *,
+    summary: str | None = None,
+    preferences: str | None = None,
+    dealbreakers: list[str] | None = None,
+) -> Profile:
+    """Update the current candidate profile (or create the first one)."""
+    profile = Profile.current()
+    if profile is None:
+        if not summary or not summary.strip():
+            raise QualifyError("the first profile needs a summary (--summary)")
+        profile = Profile(summary="")
+    if summary is not None:
+        if not summary.strip():
+            raise QualifyError("summary is empty")
+        profile.summary = summary.strip()
+    if preferences is not None:
+        profile.preferences = preferences.strip()
+    if dealbreakers is not None:
+        profile.dealbreakers = [" ".join(d.split()) for d in dealbreakers if d.strip()]
+    profile.save()
+    return profile
+
+
+# --- qualifying ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Qualified:
+    """One qualification as recorded, plus what happened around it (for the summary)."""
+
+    qualification: Qualification
+    memory_error: str | None = None  # recall failed: the block was empty
+    fact_error: str | None = None  # the verdict fact was not written
+    endpoint_failed: bool = False
+
+
+def qualify_posting(
+    *, posting: Posting, profile: Profile, client: llm.ChatClient, agent_mode: bool = False
+) -> Qualified:
+    """Ask the model about one posting and record the result (a verdict or an error)."""
+    version = prompts.choose(memory_enabled=context.memory_enabled(), agent=agent_mode)
+    examples = context.few_shot_examples(posting) if version.memory_aware else []
+    client.elapsed_ms = 0.0
+    criteria: dict[str, Any] | None = None
+    error = ""
+    endpoint_failed = False
+    memory_error = None
+    if version.agent:
+        messages = prompts.build_messages(
+            version, profile=profile, posting=posting, facts=[], examples=examples
+        )
+        run = agent.run(client, messages, posting)
+        criteria, error, facts = run.criteria, run.error, run.facts
+        memory_error = run.memory_errors[0] if run.memory_errors else None
+        endpoint_failed = error.startswith("LLM endpoint")
+    else:
+        working = (
+            context.working_facts(posting)
+            if version.memory_aware
+            else context.WorkingFacts(facts=[], error=None)
+        )
+        facts, memory_error = working.facts, working.error
+        messages = prompts.build_messages(
+            version, profile=profile, posting=posting, facts=facts, examples=examples
+        )
+        try:
+            criteria = llm.ask_verdict(client, messages)
+        except llm.LLMCallFailed as exc:
+            error, endpoint_failed = str(exc), True
+        except llm.VerdictUnavailable as exc:
+            error = str(exc)
+    decision = verdict.decide(criteria) if criteria is not None else None
+    try:
+        with transaction.atomic():
+            q = Qualification.objects.create(
+                posting=posting,
+                verdict=decision.verdict if decision else None,
+                fit_score=decision.fit_score if decision else None,
+                reasons=decision.reasons if decision else "",
+                criteria=criteria or {},
+                prompt_version=version.name,
+                mode=Mode.AGENT if version.agent else Mode.SINGLE,
+                fact_ids=[f.id for f in facts],
+                fact_count=len(facts),
+                model_name=client.model[:200],
+                latency_ms=round(client.elapsed_ms),
+                error=error[:500],
+            )
+    except IntegrityError:
+        raise QualifyError(
+            f"posting {posting.pk} got a verdict from another run meanwhile; skipped"
+        ) from None
+    fact_error = _remember_verdict(q, posting) if decision else None
+    return Qualified(
+        qualification=q,
+        memory_error=memory_error,
+        fact_error=fact_error,
+        endpoint_failed=endpoint_failed,
+    )
+
+
+def verdict_fact_text(q: Qualification, posting: Posting) -> str:
+    word = "Qualified" if q.verdict == "qualified" else "Rejected"
+    text = f"{word} {posting.title} at {posting.company.name}, fit {q.fit_score}"
+    return f"{text}: {q.reasons}" if q.reasons else text
+
+
+def _remember_verdict(q: Qualification, posting: Posting) -> str | None:
+    """Write the verdict's preference fact. Never raises: the event is already recorded."""
+    try:
+        memory.remember(
+            text=verdict_fact_text(q, posting),
+            kind=Kind.PREFERENCE,
+            company=posting.company.name,
+            source=Source.VERDICT,
+            fit_score=q.fit_score,
+            ref=f"qualification:{q.pk}",
+            actor="qualify",
+        )
+    except Exception as exc:  # outage or refusal: the qualification stands regardless
+        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+        log.warning("verdict fact for qualification %s not written (%s)", q.pk, reason)
+        return reason
+    return None
+
+
+def pending_postings(*, posting_id: int | None = None, limit: int | None = None) -> list[Posting]:
+    """Live postings without a live verdict (an earlier error is retried), oldest first."""
+    if posting_id is not None:
+        posting = Posting.objects.select_related("company").filter(pk=posting_id).first()
+        if posting is None:
+            raise QualifyError(f"no posting with id {posting_id}")
+        done = Qualification.objects.decided().filter(posting=posting).first()
+        if done is not None:
+            raise QualifyError(
+                f"posting {posting_id} already has a verdict (qualification {done.pk})"
+            )
+        return [posting]
+    if limit is not None and limit < 1:
+        raise QualifyError("--limit must be at least 1")
+    decided = Qualification.objects.decided().values("posting_id")
+    queryset = Posting.objects.exclude(pk__in=decided).select_related("company").order_by("id")
+    return list(queryset[:limit] if limit else queryset)
+
+
+@dataclass
+class Batch:
+    """Everything checked before the first LLM call."""
+
+    postings: list[Posting]
+    profile: Profile
+    client: llm.ChatClient
+
+
+def prepare_batch(*, posting_id: int | None = None, limit: int | None = None) -> Batch:
+    """Check configuration and inputs; raises before any request is made."""
+    config = llm.LLMConfig.from_settings()  # missing endpoint: LLMNotConfigured, one line
+    profile = Profile.current()
+    if profile is None:
+        raise QualifyError(
+            "no candidate profile: set one with `profile set --summary ...` or in the admin"
+        )
+    postings = pending_postings(posting_id=posting_id, limit=limit)
+    return Batch(postings=postings, profile=profile, client=llm.ChatClient(config))
+
+
+@dataclass
+class BatchSummary:
+    total: int = 0
+    qualified: int = 0
+    rejected: int = 0
+    errors: int = 0
+    skipped: int = 0
+    with_memory: int = 0
+    memory_unavailable: int = 0
+    facts_not_written: int = 0
+    stopped: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def run_batch(
+    batch: Batch,
+    *,
+    agent_mode: bool = False,
+    on_progress: Callable[[Qualified | None], None] | None = None,
+) -> BatchSummary:
+    """Qualify every posting of the batch. Memory failures never stop it."""
+    summary = BatchSummary(total=len(batch.postings))
+    failures_in_a_row = 0
+    for posting in batch.postings:
+        try:
+            done = qualify_posting(
+                posting=posting, profile=batch.profile, client=batch.client, agent_mode=agent_mode
+            )
+        except QualifyError as exc:
+            log.warning("%s", exc)
+            summary.skipped += 1
+            if on_progress:
+                on_progress(None)
+            continue
+        _count(summary, done)
+        if on_progress:
+            on_progress(done)
+        failures_in_a_row = failures_in_a_row + 1 if done.endpoint_failed else 0
+        if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
+            summary.stopped = (
+                f"stopped after {failures_in_a_row} endpoint failures in a row "
+                f"({done.qualification.error})"
+            )
+            break
+    return summary
+
+
+def _count(summary: BatchSummary, done: Qualified) -> None:
+    q = done.qualification
+    if q.error:
+        summary.errors += 1
+    elif q.verdict == "qualified":
+        summary.qualified += 1
+    else:
+        summary.rejected += 1
+    summary.with_memory += q.fact_count > 0
+    summary.memory_unavailable += done.memory_error is not None
+    summary.facts_not_written += done.fact_error is not None
+
+
+# --- outcomes ------------------------------------------------------------------------------
+
+_OUTCOME_TEXT = {
+    Stage.APPLIED: "Applied to {title} at {company}",
+    Stage.SCREEN: "Screen for {title} at {company}",
+    Stage.INTERVIEW: "Interview for {title} at {company}",
+    Stage.OFFER: "Offer for {title} at {company}",
+    Stage.REJECTED: "Rejected by {company} for {title}",
+    Stage.WITHDRAWN: "Withdrew from {title} at {company}",
+}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    outcome: Outcome
+    fact_error: str | None = None
+
+
+def record_outcome(
+    *, posting_id: int, stage: str, note: str = "", occurred_at: datetime | None = None
+) -> Recorded:
+    """Record a stage event for a posting, then its outcome fact (best effort)."""
+    if stage not in Stage.values:
+        raise QualifyError(f"unknown stage {stage!r}; use one of: {', '.join(Stage.values)}")
+    note = " ".join((note or "").split())
+    if len(note) > MAX_NOTE_CHARS:
+        raise QualifyError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    if occurred_at is not None and occurred_at > timezone.now():
+        raise QualifyError("an outcome cannot be in the future")
+    posting = Posting.objects.select_related("company").filter(pk=posting_id).first()
+    if posting is None:
+        raise QualifyError(f"no posting with id {posting_id}")
+    qualification = Qualification.objects.decided().filter(posting=posting).first()
+    outcome = Outcome.objects.create(
+        posting=posting,
+        qualification=qualification,
+        stage=stage,
+        note=note,
+        occurred_at=occurred_at or timezone.now(),
+    )
+    text = _OUTCOME_TEXT[Stage(stage)].format(title=posting.title, company=posting.company.name)
+    if note:
+        text = f"{text}: {note}"
+    try:
+        memory.remember(
+            text=text,
+            kind=Kind.OUTCOME,
+            company=posting.company.name,
+            source=Source.OUTCOME,
+            fit_score=qualification.fit_score if qualification else None,
+            ref=f"outcome:{outcome.pk}",
+            actor="qualify",
+        )
+    except Exception as exc:  # the outcome event stands regardless
+        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+        log.warning("outcome fact for outcome %s not written (%s)", outcome.pk, reason)
+        return Recorded(outcome=outcome, fact_error=reason)
+    return Recorded(outcome=outcome)
