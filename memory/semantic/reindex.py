@@ -1,0 +1,141 @@
+"""Rebuild the index from the ledger (the only source of truth), or catch up pending rows.
+
+Bulk, not one mem0 ``add`` per row: texts are embedded in batches with mem0's embedder and
+written with one ``vector_store.insert`` per batch, while the next batch is being embedded
+(the insert waits on PostgreSQL, the encoder on the CPU). Always verbatim, even when an LLM
+is configured: ledger facts are already distilled, and a rebuild must not depend on an LLM.
+"""
+
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db.models import Q
+
+from memory.models import Memory
+from memory.semantic import store
+from memory.semantic.breaker import breaker
+from memory.semantic.client import Client
+from memory.semantic.guard import guarded
+
+BATCH_SIZE = 64
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ReindexReport:
+    pending_only: bool
+    written: int
+    removed: int
+    ledger_live: int
+    index_rows: int
+    index_ledger_rows: int
+    pending_left: int
+    seconds: float
+
+    @property
+    def matches(self) -> bool:
+        """Every live row is in the index exactly once, and nothing else is."""
+        return self.ledger_live == self.index_rows == self.index_ledger_rows
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "matches": self.matches}
+
+
+def pending_count() -> int:
+    """Live rows not yet indexed, plus deleted rows whose vector is still to be removed."""
+    return (
+        Memory.objects.filter(indexed_at__isnull=True).count()
+        + Memory.all_objects.filter(deleted_at__isnull=False, vector_id__isnull=False).count()
+    )
+
+
+def _batches(queryset: Any, size: int) -> Iterator[list[Memory]]:
+    batch: list[Memory] = []
+    for memory in queryset.only("id", "text", "kind", "company_key").iterator(chunk_size=2000):
+        batch.append(memory)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _replay(
+    client: Client, queryset: Any, *, total: int, batch_size: int, progress: Progress | None
+) -> int:
+    done = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="karani-reindex") as pool:
+        inflight: Future | None = None
+        for batch in _batches(queryset, batch_size):
+            vectors = store.embed_texts(client, [m.text for m in batch])
+            if inflight is not None:
+                # The ledger bookkeeping stays on this thread (Django connections are
+                # per-thread); only the vector insert runs beside the encoder.
+                store.mark_indexed(inflight.result())
+                done += len(inflight.result())
+                if progress:
+                    progress(done, total)
+            inflight = pool.submit(store.insert_rows, client, batch, vectors)
+        if inflight is not None:
+            store.mark_indexed(inflight.result())
+            done += len(inflight.result())
+            if progress:
+                progress(done, total)
+    return done
+
+
+def _full(client: Client, batch_size: int, progress: Progress | None) -> tuple[int, int]:
+    # Drop and recreate: also recovers a collection created with the wrong dimension.
+    client.store.delete_col()
+    client.store.create_col()
+    client.store._collection_ensured = True
+    Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
+        indexed_at=None, vector_id=None
+    )
+    live = Memory.objects.order_by("id")
+    return _replay(client, live, total=live.count(), batch_size=batch_size, progress=progress), 0
+
+
+def _pending(client: Client, batch_size: int, progress: Progress | None) -> tuple[int, int]:
+    stale = list(
+        Memory.all_objects.filter(deleted_at__isnull=False, vector_id__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
+    store.delete_ledger_ids(client, stale)
+    Memory.all_objects.filter(pk__in=stale).update(vector_id=None, indexed_at=None)
+    todo = Memory.objects.filter(indexed_at__isnull=True).order_by("id")
+    # A pending row may already have a vector (the insert landed, the bookkeeping did not):
+    # remove it first so a catch-up never duplicates.
+    store.delete_ledger_ids(client, list(todo.values_list("pk", flat=True)))
+    written = _replay(client, todo, total=todo.count(), batch_size=batch_size, progress=progress)
+    return written, len(stale)
+
+
+def reindex(
+    *, pending_only: bool = False, batch_size: int = BATCH_SIZE, progress: Progress | None = None
+) -> ReindexReport:
+    """Full rebuild (idempotent) or pending catch-up. Raises SemanticUnavailable."""
+    started = time.perf_counter()
+    breaker.reset()  # an operator asked: try now, whatever the cool-down says
+
+    def run(client: Client) -> ReindexReport:
+        step = _pending if pending_only else _full
+        written, removed = step(client, batch_size, progress)
+        store.ensure_hnsw_index(client)
+        rows, ledger_rows = store.counts(client)
+        return ReindexReport(
+            pending_only=pending_only,
+            written=written,
+            removed=removed,
+            ledger_live=Memory.objects.count(),
+            index_rows=rows,
+            index_ledger_rows=ledger_rows,
+            pending_left=pending_count(),
+            seconds=time.perf_counter() - started,
+        )
+
+    return guarded(run, use_breaker=False)
