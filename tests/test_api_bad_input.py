@@ -1,0 +1,187 @@
+"""Bad input through the REST API: a 4xx in the one error shape, never a 500, nothing written."""
+
+import pytest
+from api_helpers import client_with, error_of, token_for
+from django.core.cache import cache
+from django.db import OperationalError
+from rest_framework.throttling import ScopedRateThrottle
+
+from memory import keyword, services
+from memory.models import Memory, MemoryToken
+
+pytestmark = pytest.mark.django_db
+
+GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.fixture
+def writer():
+    return client_with(token_for("writer", writer=True))
+
+
+@pytest.fixture
+def fact_id() -> int:
+    return services.remember(text="Prefers async remote teams").id
+
+
+def _rows() -> tuple[int, int]:
+    return Memory.all_objects.count(), MemoryToken.objects.count()
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({}, "q"),
+        ({"q": "   "}, "q"),
+        ({"q": "remote", "limit": "0"}, "limit"),
+        ({"q": "remote", "limit": "101"}, "limit"),
+        ({"q": "remote", "limit": "ten"}, "limit"),
+        ({"q": "remote", "limit": "1e3"}, "limit"),
+    ],
+)
+def test_it_names_the_bad_recall_parameter(writer, params, field):
+    response = writer.get("/api/memories/recall", params)
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "invalid"
+    assert list(error["fields"]) == [field]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "text"),
+        ({"text": ""}, "text"),
+        ({"text": ["Likes Rust"]}, "text"),
+        ({"text": "Likes Rust", "company": " \t "}, "company"),
+        ({"text": "x" * 2001}, "text"),
+        ({"text": "bell \x00 char"}, "text"),
+        ({"text": "Likes Rust", "kind": "wish"}, "kind"),
+        ({"text": "Likes Rust", "company": "c" * 201}, "company"),
+        (["Likes Rust"], "non_field_errors"),
+    ],
+)
+def test_it_rejects_a_malformed_fact_with_field_errors(writer, body, field):
+    before = _rows()
+    response = writer.post("/api/memories", body, format="json")
+    assert response.status_code == 400
+    error = error_of(response)
+    assert field in error["fields"], error
+    assert _rows() == before
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"text": "bell \x07 char"}, "control characters"),
+        ({"text": "Likes Rust", "company": "Acme\x07"}, "control characters"),
+        ({"text": "Likes Rust", "ref": "x" * 201}, "ref"),
+    ],
+)
+def test_it_passes_on_the_services_one_line_refusal(writer, body, words):
+    before = _rows()
+    response = writer.post("/api/memories", body, format="json")
+    assert response.status_code == 400
+    assert words in error_of(response)["message"] or words in str(error_of(response)["fields"])
+    assert _rows() == before
+
+
+def test_it_refuses_a_secret_naming_what_it_detected(writer):
+    response = writer.post(
+        "/api/memories", {"text": f"the deploy token is {GITHUB_TOKEN}"}, format="json"
+    )
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "secret_refused"
+    assert "GitHub Token" in error["detected"]
+    assert "GitHub Token" in error["message"]
+    assert list(error["fields"]) == ["text"]
+    assert _rows() == (0, 0)
+
+
+def test_it_refuses_a_secret_in_a_correction(writer, fact_id):
+    response = writer.post(
+        f"/api/memories/{fact_id}/correct",
+        {"text": f"use {GITHUB_TOKEN}", "reason": "r"},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "secret_refused"
+    assert Memory.objects.get().pk == fact_id
+
+
+def test_it_refuses_a_correction_to_the_same_fact(writer, fact_id):
+    response = writer.post(
+        f"/api/memories/{fact_id}/correct",
+        {"text": "prefers ASYNC remote teams", "reason": "r"},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "same fact" in error_of(response)["message"]
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-1", "1.5", "99999999999999999999999", "424242"])
+@pytest.mark.parametrize("action", ["get", "delete", "correct"])
+def test_it_answers_404_for_a_bad_or_unknown_id(writer, fact_id, raw, action):
+    if action == "get":
+        response = writer.get(f"/api/memories/{raw}")
+    elif action == "delete":
+        response = writer.delete(f"/api/memories/{raw}?reason=stale")
+    else:
+        body = {"text": "Prefers sync teams", "reason": "r"}
+        response = writer.post(f"/api/memories/{raw}/correct", body, format="json")
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "not_found"
+    assert Memory.objects.get().pk == fact_id
+
+
+def test_it_answers_a_body_that_is_not_json_with_400(writer):
+    response = writer.generic("POST", "/api/memories", "{not json", content_type="application/json")
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "parse_error"
+
+
+def test_it_answers_a_form_body_with_415(writer):
+    response = writer.post("/api/memories", {"text": "Likes Rust"})  # multipart
+    assert response.status_code == 415
+    assert error_of(response)["code"] == "unsupported_media_type"
+
+
+def test_it_answers_an_unknown_endpoint_and_method_in_the_same_shape(writer):
+    missing = writer.get("/api/nothing/here")
+    assert missing.status_code == 404 and error_of(missing)["code"] == "not_found"
+    wrong = writer.put("/api/memories/recall", {}, format="json")
+    assert wrong.status_code == 405 and error_of(wrong)["code"] == "method_not_allowed"
+
+
+def test_it_answers_503_when_the_database_fails(writer, fact_id, monkeypatch):
+    # Injected fault: the token index query fails the way a dropped connection does.
+    def broken(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(keyword, "search", broken)
+    response = writer.get("/api/memories/recall", {"q": "remote"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    error = error_of(response)
+    assert error["code"] == "database_unavailable"
+    assert "connection" not in error["message"]  # no driver details leak to clients
+
+
+def test_it_throttles_recall_and_writes_per_scope(writer, monkeypatch):
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": "2/min", "write": "1/min"})
+    cache.clear()
+    try:
+        codes = [writer.get("/api/memories/recall", {"q": "x"}).status_code for _ in range(3)]
+        assert codes == [200, 200, 429]
+        first = writer.post("/api/memories", {"text": "Likes Rust"}, format="json")
+        second = writer.post("/api/memories", {"text": "Likes Go"}, format="json")
+        assert first.status_code == 201
+        assert second.status_code == 429
+        assert int(second["Retry-After"]) > 0
+        assert error_of(second)["code"] == "throttled"
+        # Listing is a read outside both scopes.
+        assert writer.get("/api/memories").status_code == 200
+    finally:
+        cache.clear()
+    assert Memory.objects.count() == 1
