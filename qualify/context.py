@@ -88,7 +88,9 @@ def few_shot_examples(posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES) -> li
     candidates = list(
         Qualification.objects.decided()
         .exclude(posting_id=posting.pk)
-        .filter(outcomes__deleted_at__isnull=True)
+        # One filter() call, so both conditions apply to the same joined outcome row; the
+        # id test turns the LEFT JOIN into "has at least one live outcome".
+        .filter(outcomes__id__isnull=False, outcomes__deleted_at__isnull=True)
         .distinct()
         .select_related("posting")
         .order_by("-created_at", "-id")[:FEW_SHOT_CANDIDATES]
