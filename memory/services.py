@@ -8,7 +8,7 @@ All functions are keyword-only, validate everything before touching the database
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -416,18 +416,28 @@ def _clean_import_record(record: Any) -> tuple[CleanFact, datetime | None]:
     return fact, _parse_created_at(record.get("created_at"))
 
 
+def _live_twins(fact_keys: set[str]) -> set[str]:
+    """Which of these facts already have a live row, locked until the batch commits.
+
+    The lock (Postgres; SQLite's IMMEDIATE transactions already serialise writers) keeps a
+    concurrent forget from deleting a twin between this read and the batch's touch.
+    """
+    return set(
+        Memory.objects.filter(fact_key__in=fact_keys)
+        .order_by("pk")
+        .select_for_update()
+        .values_list("fact_key", flat=True)
+    )
+
+
 def _import_batch(
     batch: list[tuple[int, CleanFact, datetime | None]], report: ImportReport, actor: str
 ) -> None:
     now = timezone.now()
-    new_ids: list[int] = []
     with transaction.atomic():
-        live = dict(
-            Memory.objects.filter(fact_key__in={f.fact_key for _, f, _ in batch}).values_list(
-                "fact_key", "pk"
-            )
-        )
+        live = _live_twins({f.fact_key for _, f, _ in batch})
         fresh: dict[str, Memory] = {}
+        # Touches of rows that were live before the batch: applied in one UPDATE per fact.
         touches: dict[str, int] = {}
         for _, fact, created_at in batch:
             if fact.fact_key in live or fact.fact_key in fresh:
@@ -446,30 +456,33 @@ def _import_batch(
                 last_seen_at=now,
                 created_by=actor,
             )
+        touched_by_fallback = 0
         try:
             with transaction.atomic():
                 created = Memory.all_objects.bulk_create(list(fresh.values()))
                 _index_tokens(created)
         except IntegrityError:
-            # A concurrent writer added one of these facts: fall back to the row-by-row path,
-            # which resolves each collision by touching.
+            # A concurrent writer committed one of the new facts after our read: write the
+            # new facts (and their in-file duplicates) row by row, which resolves each
+            # collision by touching. Those touches are done by _write, so they leave the
+            # pending `touches` and are only counted.
             created = []
             for _, fact, created_at in batch:
-                if fact.fact_key in touches and fact.fact_key not in fresh:
+                if fact.fact_key not in fresh:
                     continue
+                touches.pop(fact.fact_key, None)
                 result = _write(fact, actor=actor, now=now, created_at=created_at)
                 if result.created:
                     created.append(result.memory)
                 else:
-                    touches[fact.fact_key] = touches.get(fact.fact_key, 0) + 1
+                    touched_by_fallback += 1
         for key, count in touches.items():
             Memory.objects.filter(fact_key=key).update(
                 seen_count=F("seen_count") + count, last_seen_at=now
             )
-        new_ids = [m.pk for m in created]
-    report.created += len(new_ids)
-    report.touched += sum(touches.values())
-    _index_on_commit(new_ids)
+    report.created += len(created)
+    report.touched += sum(touches.values()) + touched_by_fallback
+    _index_on_commit([m.pk for m in created])
 
 
 # --- reads --------------------------------------------------------------------------------
@@ -703,7 +716,7 @@ def _parse_stamp(value: Any, what: str, *, optional: bool = False) -> datetime |
     parsed = parse_datetime(value) if isinstance(value, str) else None
     if parsed is None:
         raise MemoryInputError(f"{what} {value!r} is not an ISO 8601 date-time")
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.utc)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
 def _reset_sequence() -> None:
