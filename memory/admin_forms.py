@@ -1,0 +1,66 @@
+"""Forms behind the memories admin's curation views.
+
+They only collect input: every rule (length, secrets, dedupe, chains) is the service's, and a
+service error comes back as a form error (see ``add_service_error``).
+"""
+
+from django import forms
+
+from memory import services
+from memory import text as textmod
+from memory.errors import MemoryInputError
+from memory.models import Kind
+
+REASON_HELP = "Why: recorded on the fact with your username, shown in its history."
+
+
+def _reason_field() -> forms.CharField:
+    return forms.CharField(
+        max_length=services.MAX_REASON_CHARS,
+        help_text=REASON_HELP,
+        widget=forms.TextInput(attrs={"size": 80}),
+    )
+
+
+class RememberForm(forms.Form):
+    text = forms.CharField(
+        max_length=textmod.MAX_TEXT_CHARS,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="One distilled fact. Never a credential, never a whole job description.",
+    )
+    kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.NOTE)
+    company = forms.CharField(
+        max_length=services.MAX_COMPANY_CHARS,
+        required=False,
+        help_text="Leave empty for a global fact (applies to every company).",
+    )
+    ref = forms.CharField(
+        max_length=services.MAX_REF_CHARS,
+        required=False,
+        help_text="Where it comes from (a posting, a conversation), if anywhere.",
+    )
+
+
+class CorrectForm(forms.Form):
+    text = forms.CharField(
+        label="New text",
+        max_length=textmod.MAX_TEXT_CHARS,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="The corrected fact. Kind, company, fit score and ref carry over.",
+    )
+    reason = _reason_field()
+
+
+class ForgetForm(forms.Form):
+    reason = _reason_field()
+
+
+def add_service_error(form: forms.Form, exc: MemoryInputError) -> None:
+    """Put a service refusal on the field it is about (a secret in the ref, say)."""
+    message = str(exc)
+    field = getattr(exc, "field", None)
+    if field is None:
+        # The service's messages name their input first ("text is empty", "company must
+        # be a string"); anything else is about the form as a whole.
+        field = next((name for name in form.fields if message.startswith(f"{name} ")), None)
+    form.add_error(field if field in form.fields else None, message)
