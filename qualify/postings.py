@@ -37,6 +37,7 @@ LIMITS = {
     "description": 20000,
     "url": 1000,
     "source": 100,
+    "remote": 16,
 }
 MAX_DEALBREAKERS = 20
 MAX_DEALBREAKER_CHARS = 200
