@@ -4,6 +4,7 @@ events and read-only. Delete means soft delete everywhere (no row is ever remove
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -30,6 +31,12 @@ class StatusFilter(admin.SimpleListFilter):
 
 class SoftDeleteAdmin(admin.ModelAdmin):
     list_filter: tuple[Any, ...] = (StatusFilter,)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
+        # Soft delete removes nothing: no cascade to list, and the PROTECT'ed events
+        # (verdicts, outcomes) that point here stay valid, so they do not block it.
+        objs = list(objs)
+        return [str(o) for o in objs], {self.model._meta.verbose_name_plural: len(objs)}, set(), []
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         obj.soft_delete()
@@ -108,6 +115,8 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
         return request.user.has_perm("qualify.view_qualification")
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
         rows = funnel.compute()
         svg = funnel.render_chart(rows, fmt="svg").decode("utf-8")
         # Drop the XML prolog/doctype so the SVG can sit inline in the page.
