@@ -77,7 +77,7 @@ class MemoryAdmin(admin.ModelAdmin):
     )
     list_display_links = ("fact",)
     list_filter = (StatusFilter, "kind", CompanyFilter, "source")
-    search_fields = ("text",)
+    search_fields = ("text__anycase_contains",)
     search_help_text = "Words or a phrase from the fact's text (any case), or a fact id."
     date_hierarchy = "created_at"
     ordering = ("-id",)

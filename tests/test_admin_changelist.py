@@ -98,6 +98,16 @@ def test_it_searches_text_and_ids(admin_client, ledger):
     assert ledger["gone"].pk in _listed(by_id)
 
 
+def test_it_searches_wildcard_characters_literally(admin_client):
+    percent = fact("Expects a 10% raise")
+    fact("Expects a 10 point raise")
+    underscore = fact("Uses snake_case names")
+    fact("Uses snakeXcase names")
+
+    assert _listed(admin_client.get(CHANGELIST, {"q": "10%"})) == {percent.pk}
+    assert _listed(admin_client.get(CHANGELIST, {"q": "E_C"})) == {underscore.pk}
+
+
 def test_it_drills_down_by_created_date(admin_client):
     then = timezone.make_aware(datetime.datetime(2024, 3, 9, 12, 0))
     services.import_facts(records=[(1, {"text": "An old fact", "created_at": then.isoformat()})])
