@@ -123,6 +123,13 @@ class Memory(models.Model):
                 condition=Q(deleted_at__isnull=True),
                 name="memories_live_company_recent",
             ),
+            # Keyword recall's recency walk (memory.topk): live facts newest first, across
+            # all companies.
+            models.Index(
+                fields=["-last_seen_at", "-id"],
+                condition=Q(deleted_at__isnull=True),
+                name="memories_live_recent",
+            ),
             # Pending index work: live rows not yet in the semantic index.
             models.Index(
                 fields=["id"],
