@@ -653,12 +653,30 @@ def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
     if Memory.all_objects.exists():
         raise MemoryInputError("restore needs an empty ledger; this one already has facts")
     rows: list[Memory] = []
+    line_of: dict[int, int] = {}
+    live_keys: set[str] = set()
     for line_no, record in records:
         try:
-            rows.append(_restore_row(record))
+            row = _restore_row(record)
+            # Checked here, not left to the constraints, so the error names the line.
+            if row.pk in line_of:
+                raise MemoryInputError(f"id {row.pk} already appears on line {line_of[row.pk]}")
+            if row.deleted_at is None:
+                if row.fact_key in live_keys:
+                    raise MemoryInputError("a second live copy of the same fact")
+                live_keys.add(row.fact_key)
         except MemoryInputError as exc:
             raise MemoryInputError(f"line {line_no}: {exc}") from None
+        line_of[row.pk] = line_no
+        rows.append(row)
+    for row in rows:
+        if row.supersedes_id is not None and row.supersedes_id not in line_of:
+            raise MemoryInputError(
+                f"line {line_of[row.pk]}: supersedes {row.supersedes_id}, which is not in the file"
+            )
     with transaction.atomic():
+        if Memory.all_objects.exists():  # someone wrote while we parsed
+            raise MemoryInputError("restore needs an empty ledger; this one already has facts")
         # Chains point backwards (a correction supersedes an older id), so id order is
         # insertion order for the foreign key.
         rows.sort(key=lambda m: m.pk)
@@ -687,8 +705,16 @@ def _restore_row(record: Any) -> Memory:
     if isinstance(seen, bool) or not isinstance(seen, int) or seen < 1:
         raise MemoryInputError("seen_count must be a positive whole number")
     deleted_at = _parse_stamp(record["deleted_at"], "deleted_at", optional=True)
-    if deleted_at is not None and not str(record["delete_reason"] or "").strip():
+    reason = record["delete_reason"] or ""
+    if not isinstance(reason, str):
+        raise MemoryInputError("delete_reason must be a string")
+    if deleted_at is not None and not reason.strip():
         raise MemoryInputError("a deleted row needs its delete_reason")
+    supersedes = record["supersedes"]
+    if supersedes is not None and (
+        isinstance(supersedes, bool) or not isinstance(supersedes, int) or supersedes < 1
+    ):
+        raise MemoryInputError("supersedes must be a fact id or null")
     return Memory(
         pk=ident,
         text=fact.text,
@@ -704,9 +730,9 @@ def _restore_row(record: Any) -> Memory:
         seen_count=seen,
         created_by=_clean_actor(record["created_by"]),
         deleted_at=deleted_at,
-        delete_reason=(record["delete_reason"] or "")[:MAX_REASON_CHARS],
+        delete_reason=reason[:MAX_REASON_CHARS],
         deleted_by=_clean_actor(record["deleted_by"]),
-        supersedes_id=record["supersedes"],
+        supersedes_id=supersedes,
     )
 
 

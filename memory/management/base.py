@@ -1,6 +1,7 @@
 """A BaseCommand whose every failure is one line on stderr and a non-zero exit."""
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -8,6 +9,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from memory.errors import FactNotFound, MemoryInputError
+
+# SQLite and PostgreSQL wording for a table that migrate has not created.
+_MISSING_TABLE = re.compile(r"no such table|relation \S+ does not exist")
 
 
 class _OneLineParser(CommandParser):
@@ -40,6 +44,9 @@ class KaraniCommand(BaseCommand):
             raise CommandError(str(exc)) from None
         except DatabaseError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if _MISSING_TABLE.search(first):
+                # A fresh KARANI_DATA_DIR or database: the fix is one command away.
+                first += "; the ledger is not set up yet, run `karani migrate`"
             raise CommandError(f"database error: {first}") from None
 
     def write_json(self, payload: Any) -> None:

@@ -10,8 +10,15 @@ from memory.management.base import KaraniCommand
 
 
 def _records(path: Path, bad: list[tuple[int, str]]) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8", errors="strict") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    # Read bytes and decode line by line: one line of broken UTF-8 is a reject like any
+    # other bad line, not the end of the import.
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError:
+                bad.append((line_no, "not UTF-8 text"))
+                continue
             if not line.strip():
                 continue
             try:
@@ -37,17 +44,14 @@ class Command(KaraniCommand):
         if not path.is_file():
             raise CommandError(f"no such file: {path}")
         bad: list[tuple[int, str]] = []
-        try:
-            if opts["restore"]:
-                records = list(_records(path, bad))
-                if bad:  # restore is all-or-nothing: refuse before anything is written
-                    raise CommandError(f"line {bad[0][0]}: {bad[0][1]}")
-                count = services.restore_facts(records=records)
-                self._print(opts, {"restored": count}, f"restored {count} facts")
-                return
-            report = services.import_facts(records=_records(path, bad), actor="import")
-        except UnicodeDecodeError:
-            raise CommandError(f"{path} is not UTF-8 text") from None
+        if opts["restore"]:
+            records = list(_records(path, bad))
+            if bad:  # restore is all-or-nothing: refuse before anything is written
+                raise CommandError(f"line {bad[0][0]}: {bad[0][1]}")
+            count = services.restore_facts(records=records)
+            self._print(opts, {"restored": count}, f"restored {count} facts")
+            return
+        report = services.import_facts(records=_records(path, bad), actor="import")
         report.rejected = sorted(report.rejected + bad)
         summary = (
             f"created {report.created}, touched {report.touched}, rejected {len(report.rejected)}"
