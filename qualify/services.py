@@ -155,35 +155,50 @@ class Qualified:
     endpoint_failed: bool = False
 
 
+@dataclass
+class Prepared:
+    """Everything decided before the LLM is asked (what the overhead bench measures)."""
+
+    version: prompts.PromptVersion
+    messages: list[dict[str, Any]]
+    facts: list[context.ContextFact]
+    memory_error: str | None
+
+
+def prepare_prompt(*, posting: Posting, profile: Profile, agent_mode: bool = False) -> Prepared:
+    """Prompt version, working context (recall + few-shot) and the conversation to send."""
+    version = prompts.choose(memory_enabled=context.memory_enabled(), agent=agent_mode)
+    examples = context.few_shot_examples(posting) if version.memory_aware else []
+    # Agent mode recalls through its tool instead of an injected block.
+    if version.memory_aware and not version.agent:
+        working = context.working_facts(posting)
+    else:
+        working = context.WorkingFacts(facts=[], error=None)
+    messages = prompts.build_messages(
+        version, profile=profile, posting=posting, facts=working.facts, examples=examples
+    )
+    return Prepared(
+        version=version, messages=messages, facts=working.facts, memory_error=working.error
+    )
+
+
 def qualify_posting(
     *, posting: Posting, profile: Profile, client: llm.ChatClient, agent_mode: bool = False
 ) -> Qualified:
     """Ask the model about one posting and record the result (a verdict or an error)."""
-    version = prompts.choose(memory_enabled=context.memory_enabled(), agent=agent_mode)
-    examples = context.few_shot_examples(posting) if version.memory_aware else []
+    prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode)
+    version, messages = prepared.version, prepared.messages
+    facts, memory_error = prepared.facts, prepared.memory_error
     client.elapsed_ms = 0.0
     criteria: dict[str, Any] | None = None
     error = ""
     endpoint_failed = False
-    memory_error = None
     if version.agent:
-        messages = prompts.build_messages(
-            version, profile=profile, posting=posting, facts=[], examples=examples
-        )
         run = agent.run(client, messages, posting)
         criteria, error, facts = run.criteria, run.error, run.facts
         memory_error = run.memory_errors[0] if run.memory_errors else None
         endpoint_failed = error.startswith("LLM endpoint")
     else:
-        working = (
-            context.working_facts(posting)
-            if version.memory_aware
-            else context.WorkingFacts(facts=[], error=None)
-        )
-        facts, memory_error = working.facts, working.error
-        messages = prompts.build_messages(
-            version, profile=profile, posting=posting, facts=facts, examples=examples
-        )
         try:
             criteria = llm.ask_verdict(client, messages)
         except llm.LLMCallFailed as exc:
