@@ -86,10 +86,22 @@ def test_it_lets_a_model_permission_grant_exactly_its_write():
     adder = client_with(user_with_perm("adder", "memory.add_memory"))
     created = adder.post("/api/memories", {"text": "Likes Rust"}, format="json")
     assert created.status_code == 201
-    # add_memory is not delete_memory: forgetting stays forbidden.
-    response = adder.delete(f"/api/memories/{created.json()['id']}?reason=obsolete")
+    # add_memory is not change_memory: forgetting and correcting stay forbidden.
+    fact = created.json()["id"]
+    response = adder.delete(f"/api/memories/{fact}?reason=obsolete")
     assert response.status_code == 403
-    assert "memory.delete_memory" in error_of(response)["message"]
+    assert "memory.change_memory" in error_of(response)["message"]
+    body = {"text": "Likes Rust a lot", "reason": "r"}
+    assert adder.post(f"/api/memories/{fact}/correct", body, format="json").status_code == 403
+
+
+def test_it_lets_the_change_permission_correct_and_forget_but_not_teach(fact_id):
+    curator = client_with(user_with_perm("curator", "memory.change_memory"))
+    body = {"text": "Prefers async remote teams in Europe", "reason": "she said Europe"}
+    corrected = curator.post(f"/api/memories/{fact_id}/correct", body, format="json")
+    assert corrected.status_code == 201
+    assert curator.delete(f"/api/memories/{corrected.json()['id']}?reason=x").status_code == 200
+    assert curator.post("/api/memories", {"text": "Likes Go"}, format="json").status_code == 403
 
 
 def test_it_accepts_a_logged_in_session(fact_id):

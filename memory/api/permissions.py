@@ -11,8 +11,9 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 WRITERS_GROUP = "karani-writers"
-# What the writers group is granted: remember (add), correct (change), forget (delete).
-WRITE_PERMISSIONS = ("memory.add_memory", "memory.change_memory", "memory.delete_memory")
+# What the writers group is granted: remember (add); correct and forget (change), as in the
+# admin. Facts are never hard-deleted, so memory.delete_memory is not part of it.
+WRITE_PERMISSIONS = ("memory.add_memory", "memory.change_memory")
 
 
 def is_writer(user: Any, permission: str) -> bool:

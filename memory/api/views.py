@@ -222,7 +222,10 @@ class MemoryListApi(WriteApi):
 class MemoryDetailApi(WriteApi):
     """GET shows one fact, deleted included (readers); DELETE soft-deletes it (writers)."""
 
-    write_permission = "memory.delete_memory"
+    # Forgetting is a soft delete, curation like a correction: the same permission the admin
+    # asks for, so one grant means the same at both doors. memory.delete_memory (a hard
+    # delete) is never used.
+    write_permission = "memory.change_memory"
 
     @extend_schema_serializer(component_name="ForgetRequest")
     class ForgetSerializer(serializers.Serializer):
