@@ -240,6 +240,8 @@ if not re.fullmatch(r"[a-z_][a-z0-9_]{0,50}", KARANI_VECTOR_COLLECTION):
 KARANI_EMBEDDER = os.environ.get("KARANI_EMBEDDER", "").strip()
 KARANI_EMBEDDER_MODEL = os.environ.get("KARANI_EMBEDDER_MODEL", "").strip()
 KARANI_EMBEDDER_DIMS = _env_int("KARANI_EMBEDDER_DIMS", 384, minimum=1)
+# torch intra-op threads for the local embedder; 0 = torch's default (all cores).
+KARANI_EMBEDDER_THREADS = _env_int("KARANI_EMBEDDER_THREADS", 1, minimum=0)
 # A dead or hung vector store costs one timeout, then is skipped until the cool-down passes.
 KARANI_VECTOR_TIMEOUT = _env_timeout("KARANI_VECTOR_TIMEOUT", 2.0, low=0.1, high=60)
 KARANI_VECTOR_COOLDOWN = _env_timeout("KARANI_VECTOR_COOLDOWN", 30.0, low=0, high=3600)

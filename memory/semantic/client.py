@@ -120,6 +120,12 @@ def _new_memory(cfg: SemanticConfig, store: Any) -> Any:
     from openai import OpenAI
 
     embedder = cfgmod.embedder_config(cfg)
+    if not cfg.embedder_is_remote and cfg.embedder_threads:
+        import torch
+
+        # One intra-op thread by default: a query embeds one short sentence, and on a busy
+        # 2-core machine torch's spinning worker threads made that 15x slower (MEM0.md).
+        torch.set_num_threads(cfg.embedder_threads)
     try:
         memory = Memory.from_config(
             {

@@ -34,6 +34,7 @@ class SemanticConfig:
     embedder: str  # a local model directory, or an http(s) embeddings endpoint
     embedder_model: str
     embedder_dims: int
+    embedder_threads: int
     llm_base_url: str
     llm_model: str
     llm_api_key: str
@@ -87,6 +88,7 @@ def load() -> SemanticConfig:
         embedder=settings.KARANI_EMBEDDER,
         embedder_model=settings.KARANI_EMBEDDER_MODEL,
         embedder_dims=settings.KARANI_EMBEDDER_DIMS,
+        embedder_threads=settings.KARANI_EMBEDDER_THREADS,
         llm_base_url=settings.KARANI_LLM_BASE_URL,
         llm_model=settings.KARANI_LLM_MODEL,
         llm_api_key=settings.KARANI_LLM_API_KEY or "local",

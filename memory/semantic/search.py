@@ -11,7 +11,7 @@ from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 from memory.semantic.guard import guarded
 
 # Shipped choice, measured by bench/semantic_quality.py (README, "Semantic index").
-FUSE_WITH_KEYWORD = True
+FUSE_WITH_KEYWORD = False
 # Reciprocal rank fusion's damping constant (Cormack et al. 2009): 60 is the usual value and
 # keeps one list's top rank from drowning the other's.
 RRF_K = 60

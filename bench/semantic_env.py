@@ -1,0 +1,80 @@
+"""Set-up shared by the semantic-index benchmarks: own databases, mem0 mode, a fresh index.
+
+Ledger: PostgreSQL ``karani_semantic_bench`` (or SQLite under the temp dir); vectors:
+``karani_vec_bench`` with pgvector. Neither is ever a real ledger or another bench's.
+"""
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
+VECTOR_DB = "karani_vec_bench"
+LEDGER_DB = "karani_semantic_bench"
+
+
+def _ensure_database(name: str, *, vector: bool) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{PG_BASE}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    if vector:
+        with psycopg.connect(f"{PG_BASE}/{name}", autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
+def setup(*, ledger: str, collection: str, fresh_ledger: bool = True) -> None:
+    """Django on the bench ledger in mem0 mode, the index in its own collection."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(BENCH_DIR))
+    data_dir = Path(tempfile.gettempdir()) / "karani-semantic-bench"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if ledger == "postgres":
+        import psycopg
+
+        if fresh_ledger:
+            with psycopg.connect(f"{PG_BASE}/postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{LEDGER_DB}" WITH (FORCE)')
+        _ensure_database(LEDGER_DB, vector=False)
+        os.environ["DATABASE_URL"] = f"{PG_BASE}/{LEDGER_DB}"
+    else:
+        db = data_dir / f"{collection}.sqlite3"
+        if fresh_ledger:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
+        os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    _ensure_database(VECTOR_DB, vector=True)
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="karani_site.settings",
+        KARANI_MEMORY="mem0",
+        KARANI_DATA_DIR=str(data_dir),
+        KARANI_VECTOR_DSN=f"{PG_BASE}/{VECTOR_DB}",
+        KARANI_VECTOR_COLLECTION=collection,
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"  # noqa: E731
+    out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    return "\n".join(out + [line(r) for r in cells])
