@@ -1,0 +1,158 @@
+"""ADR 0009 under injected faults: recall answers (fallback), writes land (pending), one
+warning, no exception reaches the caller, and a later `reindex` restores semantic recall."""
+
+import io
+import sys
+import time
+
+import psycopg
+import pytest
+from django.core.management import call_command
+from semantic_support import *  # noqa: F403  (fixtures)
+from semantic_support import HungListener, closed_port, karani_warnings
+
+from memory import services
+from memory.models import Memory
+
+pytestmark = [pytest.mark.pgvector, pytest.mark.django_db(transaction=True)]
+
+FACT = "Recruiters at documentation-driven remote employers typically respond within 48 hours."
+PARAPHRASE = "how fast do handbook-first companies reply?"
+
+
+def _assert_degraded_but_answering(caplog) -> int:
+    """A write during the fault lands pending; recall falls back; one warning in total."""
+    written = services.remember(text="Prefers remote roles with async teams")
+    again = services.remember(text="Remote roles need a good home office")
+    result = services.recall(query="remote roles")
+
+    row = Memory.objects.get(pk=written.id)
+    assert row.indexed_at is None and row.vector_id is None, "the write must stay pending"
+    assert Memory.objects.filter(pk=again.id, indexed_at__isnull=True).exists()
+    assert (result.mode, result.fallback) == ("mem0", True)
+    assert {f.id for f in result.results} >= {written.id, again.id}
+    warnings = karani_warnings(caplog)
+    assert len(warnings) == 1, warnings
+    return written.id
+
+
+def _assert_reindex_restores(pending_id: int) -> None:
+    out = io.StringIO()
+    call_command("reindex", stdout=out, stderr=io.StringIO())
+    assert "ledger live: 4   index: 4 facts" in out.getvalue(), out.getvalue()
+    assert Memory.objects.get(pk=pending_id).indexed_at is not None
+    result = services.recall(query=PARAPHRASE)
+    assert not result.fallback
+    assert result.results[0].text == FACT
+
+
+@pytest.fixture
+def taught(mem0_mode):
+    services.remember(text=FACT)
+    services.remember(text="Avoids companies in the gambling industry")
+    assert Memory.objects.filter(indexed_at__isnull=True).count() == 0
+    return mem0_mode
+
+
+def test_it_falls_back_when_the_vector_dsn_points_at_a_closed_port(
+    taught, settings, caplog, vector_database
+):
+    settings.KARANI_VECTOR_DSN = f"postgresql://postgres@127.0.0.1:{closed_port()}/nothing"
+
+    pending = _assert_degraded_but_answering(caplog)
+
+    settings.KARANI_VECTOR_DSN = vector_database
+    _assert_reindex_restores(pending)
+
+
+def test_it_falls_back_when_the_store_hangs(taught, settings, caplog, vector_database):
+    listener = HungListener()
+    settings.KARANI_VECTOR_DSN = f"postgresql://postgres@127.0.0.1:{listener.port}/hung"
+    try:
+        started = time.monotonic()
+        pending = _assert_degraded_but_answering(caplog)
+        # Two writes and a recall against a hung server: one bounded timeout, not three.
+        assert time.monotonic() - started < settings.KARANI_VECTOR_TIMEOUT * 2 + 3
+    finally:
+        listener.close()
+    settings.KARANI_VECTOR_DSN = vector_database
+    _assert_reindex_restores(pending)
+
+
+def test_it_falls_back_when_mem0_cannot_be_imported(taught, monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "mem0", None)  # what a missing extra looks like
+
+    pending = _assert_degraded_but_answering(caplog)
+    assert "mem0 is not importable" in karani_warnings(caplog)[0]
+
+    monkeypatch.delitem(sys.modules, "mem0")
+    _assert_reindex_restores(pending)
+
+
+def test_it_falls_back_when_the_collection_is_dropped_mid_run(taught, caplog, vector_database):
+    with psycopg.connect(vector_database, autocommit=True) as conn:
+        conn.execute(f'DROP TABLE "{taught}"')
+
+    pending = _assert_degraded_but_answering(caplog)
+    assert "collection is missing" in karani_warnings(caplog)[0]
+    # The ledger now says every row needs the index again.
+    assert Memory.objects.filter(indexed_at__isnull=False).count() == 0
+
+    _assert_reindex_restores(pending)
+
+
+def test_it_falls_back_when_the_embedder_path_is_missing(taught, settings, caplog, tmp_path):
+    settings.KARANI_EMBEDDER = str(tmp_path / "no-such-model")
+
+    pending = _assert_degraded_but_answering(caplog)
+    assert "no-such-model" in karani_warnings(caplog)[0]
+
+    settings.KARANI_EMBEDDER = ""
+    _assert_reindex_restores(pending)
+
+
+def test_it_keeps_writes_pending_when_the_extraction_llm_is_down(taught, settings, caplog):
+    settings.KARANI_LLM_BASE_URL = f"http://127.0.0.1:{closed_port()}/v1"
+
+    pending = _assert_degraded_but_answering(caplog)
+    assert "LLM" in karani_warnings(caplog)[0]
+
+    settings.KARANI_LLM_BASE_URL = ""
+    _assert_reindex_restores(pending)
+
+
+def test_it_pays_one_timeout_for_fifty_writes_to_a_dead_store(
+    mem0_mode, settings, caplog, monkeypatch
+):
+    from memory.semantic import client
+
+    attempts = []
+    real_new_pool = client.new_pool
+    monkeypatch.setattr(client, "new_pool", lambda cfg: attempts.append(1) or real_new_pool(cfg))
+    settings.KARANI_VECTOR_DSN = f"postgresql://postgres@127.0.0.1:{closed_port()}/nothing"
+
+    started = time.monotonic()
+    ids = [services.remember(text=f"Fact number {n} about remote work").id for n in range(50)]
+    elapsed = time.monotonic() - started
+
+    assert len(attempts) == 1, "the breaker must skip the store after the first failure"
+    assert elapsed < settings.KARANI_VECTOR_TIMEOUT + 5, f"50 writes took {elapsed:.1f}s"
+    assert Memory.objects.filter(pk__in=ids, indexed_at__isnull=True).count() == 50
+    assert len(karani_warnings(caplog)) == 1
+
+
+def test_it_retries_the_store_after_the_cool_down(mem0_mode, settings, caplog, vector_database):
+    settings.KARANI_VECTOR_COOLDOWN = 0.5
+    settings.KARANI_VECTOR_DSN = f"postgresql://postgres@127.0.0.1:{closed_port()}/nothing"
+    pending = services.remember(text="Written while the index was down").id
+    settings.KARANI_VECTOR_DSN = vector_database
+    time.sleep(0.6)
+
+    fresh = services.remember(text="Written after it came back").id
+
+    assert Memory.objects.get(pk=fresh).indexed_at is not None
+    assert Memory.objects.get(pk=pending).indexed_at is None
+    out = io.StringIO()
+    call_command("reindex", "--pending", stdout=out, stderr=io.StringIO())
+    assert Memory.objects.get(pk=pending).indexed_at is not None
+    assert "ledger live: 2   index: 2 facts" in out.getvalue()
