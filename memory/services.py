@@ -669,11 +669,16 @@ def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
             raise MemoryInputError(f"line {line_no}: {exc}") from None
         line_of[row.pk] = line_no
         rows.append(row)
+    replaced: set[int] = set()
     for row in rows:
-        if row.supersedes_id is not None and row.supersedes_id not in line_of:
-            raise MemoryInputError(
-                f"line {line_of[row.pk]}: supersedes {row.supersedes_id}, which is not in the file"
-            )
+        if row.supersedes_id is None:
+            continue
+        where = f"line {line_of[row.pk]}: supersedes {row.supersedes_id}"
+        if row.supersedes_id not in line_of:
+            raise MemoryInputError(f"{where}, which is not in the file")
+        if row.supersedes_id in replaced:  # a fact is corrected once; its successor after
+            raise MemoryInputError(f"{where}, which another row already supersedes")
+        replaced.add(row.supersedes_id)
     with transaction.atomic():
         if Memory.all_objects.exists():  # someone wrote while we parsed
             raise MemoryInputError("restore needs an empty ledger; this one already has facts")

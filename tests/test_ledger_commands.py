@@ -363,6 +363,37 @@ def test_restore_refuses_two_live_copies_of_one_fact(jsonl):
     assert counts() == (0, 0)
 
 
+def test_restore_refuses_a_fact_superseded_twice(jsonl):
+    row = {
+        "id": 1,
+        "text": "A",
+        "kind": "note",
+        "company": None,
+        "source": "teach",
+        "fit_score": None,
+        "ref": None,
+        "created_at": "2026-01-01T00:00:00",
+        "last_seen_at": "2026-01-01T00:00:00",
+        "seen_count": 1,
+        "created_by": "",
+        "deleted_at": "2026-01-02T00:00:00",
+        "delete_reason": "corrected",
+        "deleted_by": "",
+        "supersedes": None,
+    }
+    path = jsonl(
+        [
+            row,
+            {**row, "id": 2, "text": "B", "supersedes": 1},
+            {**row, "id": 3, "text": "C", "supersedes": 1, "deleted_at": None},
+        ]
+    )
+    assert refused("import", str(path), "--restore") == (
+        "line 3: supersedes 1, which another row already supersedes"
+    )
+    assert counts() == (0, 0)
+
+
 def test_restore_loads_naive_timestamps_as_utc(jsonl):
     row = {
         "id": 5,
