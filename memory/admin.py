@@ -162,6 +162,15 @@ class MemoryAdmin(admin.ModelAdmin):
 
     # --- queryset and search ------------------------------------------------------------
 
+    def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
+        # Inside a date drill-down, newest-created first lets the created_at index serve both
+        # the range and the order. With "-id" PostgreSQL walks the id index backwards and
+        # filters, expecting matches to be spread evenly; they are bunched (ids grow with
+        # time), so an old month meant skipping most of the table first.
+        if any(name.startswith(f"{self.date_hierarchy}__") for name in request.GET):
+            return ("-created_at", "-id")
+        return self.ordering
+
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Every row, deleted and superseded included: the admin is the audit view.
         return Memory.all_objects.order_by(*self.get_ordering(request))

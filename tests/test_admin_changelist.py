@@ -124,6 +124,22 @@ def test_it_drills_down_by_created_date(admin_client):
     assert "March 9" in month.content.decode()
 
 
+def test_it_orders_a_date_drill_down_by_created_date(admin_client):
+    # Imported in this order, so ids run against created dates.
+    records = [
+        (1, {"text": "Written in March", "created_at": "2024-03-09T12:00:00+00:00"}),
+        (2, {"text": "Written in January", "created_at": "2024-01-02T12:00:00+00:00"}),
+    ]
+    services.import_facts(records=records)
+
+    year = admin_client.get(CHANGELIST, {"created_at__year": "2024"})
+
+    assert [m.text for m in year.context["cl"].result_list] == [
+        "Written in March",
+        "Written in January",
+    ]
+
+
 @pytest.mark.parametrize(
     "params",
     [
