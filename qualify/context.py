@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Prefetch
+from django.db.models import Exists, OuterRef
 
 from memory import services as memory
 from qualify.models import MAX_FACTS_PER_DECISION, Outcome, Posting, Qualification, company_key
@@ -78,45 +78,65 @@ def working_facts(posting: Posting) -> WorkingFacts:
     return WorkingFacts(facts=facts, error=None)
 
 
-def few_shot_examples(posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES) -> list[dict[str, Any]]:
-    """Past verdicts with what happened next, as structured events.
+@dataclass(frozen=True)
+class FewShotPool:
+    """The example candidates, loaded once per batch (two queries).
 
-    Chosen from the newest live verdicts (other postings) that have at least one outcome:
-    same role category first, then the rest, newest first; at most ``limit``. Company names
-    are left out: examples calibrate verdicts, they are not facts about a company.
+    Examples need outcomes, which people record; a batch only adds verdicts without
+    outcomes, so the pool cannot change because of the batch itself, and an outcome
+    recorded meanwhile simply joins the next batch's pool.
     """
-    candidates = list(
-        Qualification.objects.decided()
-        .exclude(posting_id=posting.pk)
-        # One filter() call, so both conditions apply to the same joined outcome row; the
-        # id test turns the LEFT JOIN into "has at least one live outcome".
-        .filter(outcomes__id__isnull=False, outcomes__deleted_at__isnull=True)
-        .distinct()
-        .select_related("posting")
-        .order_by("-created_at", "-id")[:FEW_SHOT_CANDIDATES]
-    )
-    category = posting.role_category.casefold()
-    # sorted() is stable: within each group the newest-first order is kept.
-    chosen = sorted(candidates, key=lambda q: q.posting.role_category.casefold() != category)
-    chosen = chosen[:limit]
-    outcomes = Outcome.objects.order_by("occurred_at", "id")
-    by_id = {
-        q.pk: q
-        for q in Qualification.objects.filter(pk__in=[q.pk for q in chosen]).prefetch_related(
-            Prefetch("outcomes", queryset=outcomes, to_attr="live_outcomes")
+
+    candidates: list[tuple[Qualification, list[str]]]
+
+    @classmethod
+    def load(cls) -> "FewShotPool":
+        # EXISTS rather than a join + DISTINCT: the newest-verdicts index is walked in order
+        # and each row probes the outcomes index, stopping at FEW_SHOT_CANDIDATES hits.
+        has_outcome = Outcome.objects.filter(qualification_id=OuterRef("pk"))
+        rows = list(
+            Qualification.objects.decided()
+            .filter(Exists(has_outcome))
+            .select_related("posting")
+            .only(
+                "id",
+                "verdict",
+                "fit_score",
+                "created_at",
+                "posting__title",
+                "posting__role_category",
+                "posting__remote",
+            )
+            .order_by("-created_at", "-id")[:FEW_SHOT_CANDIDATES]
         )
-    }
-    return [_example(by_id[q.pk], q.posting) for q in chosen]
+        stages: dict[int, list[str]] = {q.pk: [] for q in rows}
+        for qualification_id, stage in (
+            Outcome.objects.filter(qualification_id__in=list(stages))
+            .order_by("occurred_at", "id")
+            .values_list("qualification_id", "stage")
+        ):
+            stages[qualification_id].append(stage)
+        return cls(candidates=[(q, stages[q.pk]) for q in rows])
+
+    def examples_for(
+        self, posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES
+    ) -> list[dict[str, Any]]:
+        """Same role category first, then the rest, newest first within each; other
+        postings only."""
+        category = posting.role_category.casefold()
+        others = [(q, s) for q, s in self.candidates if q.posting_id != posting.pk]
+        # sorted() is stable: within each group the newest-first order is kept.
+        others.sort(key=lambda pair: pair[0].posting.role_category.casefold() != category)
+        return [_example(q, s) for q, s in others[:limit]]
 
 
-def _example(q: Qualification, posting: Posting) -> dict[str, Any]:
-    stages = [o.stage for o in q.live_outcomes]
+def _example(q: Qualification, stages: list[str]) -> dict[str, Any]:
     reached = [s for s in PROGRESS if s in stages]
     return {
         "posting": {
-            "title": posting.title,
-            "role_category": posting.role_category or None,
-            "remote": posting.remote,
+            "title": q.posting.title,
+            "role_category": q.posting.role_category or None,
+            "remote": q.posting.remote,
         },
         "verdict": q.verdict,
         "fit_score": q.fit_score,

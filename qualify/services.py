@@ -165,10 +165,21 @@ class Prepared:
     memory_error: str | None
 
 
-def prepare_prompt(*, posting: Posting, profile: Profile, agent_mode: bool = False) -> Prepared:
-    """Prompt version, working context (recall + few-shot) and the conversation to send."""
+def prepare_prompt(
+    *,
+    posting: Posting,
+    profile: Profile,
+    agent_mode: bool = False,
+    pool: context.FewShotPool | None = None,
+) -> Prepared:
+    """Prompt version, working context (recall + few-shot) and the conversation to send.
+
+    A batch passes its ``pool`` of few-shot candidates, loaded once; alone, it is loaded here.
+    """
     version = prompts.choose(memory_enabled=context.memory_enabled(), agent=agent_mode)
-    examples = context.few_shot_examples(posting) if version.memory_aware else []
+    examples: list[dict[str, Any]] = []
+    if version.memory_aware:
+        examples = (pool or context.FewShotPool.load()).examples_for(posting)
     # Agent mode recalls through its tool instead of an injected block.
     if version.memory_aware and not version.agent:
         working = context.working_facts(posting)
@@ -183,10 +194,15 @@ def prepare_prompt(*, posting: Posting, profile: Profile, agent_mode: bool = Fal
 
 
 def qualify_posting(
-    *, posting: Posting, profile: Profile, client: llm.ChatClient, agent_mode: bool = False
+    *,
+    posting: Posting,
+    profile: Profile,
+    client: llm.ChatClient,
+    agent_mode: bool = False,
+    pool: context.FewShotPool | None = None,
 ) -> Qualified:
     """Ask the model about one posting and record the result (a verdict or an error)."""
-    prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode)
+    prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode, pool=pool)
     version, messages = prepared.version, prepared.messages
     facts, memory_error = prepared.facts, prepared.memory_error
     client.elapsed_ms = 0.0
@@ -325,10 +341,15 @@ def run_batch(
     """Qualify every posting of the batch. Memory failures never stop it."""
     summary = BatchSummary(total=len(batch.postings))
     failures_in_a_row = 0
+    pool = context.FewShotPool.load() if context.memory_enabled() and batch.postings else None
     for posting in batch.postings:
         try:
             done = qualify_posting(
-                posting=posting, profile=batch.profile, client=batch.client, agent_mode=agent_mode
+                posting=posting,
+                profile=batch.profile,
+                client=batch.client,
+                agent_mode=agent_mode,
+                pool=pool,
             )
         except QualifyError as exc:
             log.warning("%s", exc)
