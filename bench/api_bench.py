@@ -9,6 +9,8 @@ facts), one query set (``ledgergen.queries``), a reader's API token:
 
 - ``service``: ``memory.services.recall`` called in this process, one query after another:
   the baseline, what recall costs without HTTP.
+- ``API in-process``: the same requests through Django's test client in this process,
+  interleaved with the service calls: DRF and Django's cost without any HTTP server.
 - ``runserver``: ``manage.py runserver --noreload`` (threaded, as developers run it).
 - ``gunicorn``: ``karani_site.wsgi`` under gunicorn, 2 workers x 4 threads (gthread, so
   clients keep their connections alive).
@@ -55,6 +57,21 @@ def _pct(values: list[float], p: int) -> float:
     if len(values) == 1:
         return values[0]
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
+
+
+def _timed_ms(fn, arg) -> float:
+    t0 = time.perf_counter()
+    fn(arg)
+    return (time.perf_counter() - t0) * 1000
+
+
+def _summary(times: list[float]) -> dict:
+    return {
+        "n": len(times),
+        "p50": statistics.median(times),
+        "p95": _pct(times, 95),
+        "rps": 1000 / statistics.mean(times),
+    }
 
 
 def _free_port() -> int:
@@ -231,6 +248,7 @@ def setup_database(backend: str) -> None:
         os.environ["DATABASE_URL"] = f"sqlite:///{SQLITE_FILE}"
     os.environ["DJANGO_SETTINGS_MODULE"] = "karani_site.settings"
     os.environ.setdefault("KARANI_MEMORY", "basic")
+    os.environ["KARANI_API_RECALL_RATE"] = "off"  # for the in-process API row too
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -294,6 +312,7 @@ def main() -> None:
     import ledgergen
     from django.core.management import call_command
     from django.db import connections
+    from django.test import Client
 
     from memory import services
 
@@ -310,21 +329,28 @@ def main() -> None:
         for q in queries
     ]
 
-    console.log("service: in-process recall")
-    for q in queries[:WARMUP]:
+    console.log("service: in-process recall; then the API in-process (Django test client)")
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+
+    def service_call(i: int) -> None:
+        q = queries[i]
         services.recall(query=q.query, company=q.company, limit=args.limit)
-    service_times = []
-    for q in queries[WARMUP : WARMUP + args.service_queries]:
-        t0 = time.perf_counter()
-        services.recall(query=q.query, company=q.company, limit=args.limit)
-        service_times.append((time.perf_counter() - t0) * 1000)
+
+    def client_call(i: int) -> None:
+        response = client.get(paths[i])
+        if response.status_code != 200:
+            raise SystemExit(f"GET {paths[i]} -> {response.status_code}")
+
+    # The same queries both ways, interleaved, so load on a shared machine hits both alike.
+    for i in range(WARMUP):
+        service_call(i)
+        client_call(i)
+    service_times, inproc_times = [], []
+    for i in range(WARMUP, WARMUP + args.service_queries):
+        service_times.append(_timed_ms(service_call, i))
+        inproc_times.append(_timed_ms(client_call, i))
     connections.close_all()
-    service = {
-        "n": len(service_times),
-        "p50": statistics.median(service_times),
-        "p95": _pct(service_times, 95),
-        "rps": 1000 / statistics.mean(service_times),
-    }
+    service, inproc = _summary(service_times), _summary(inproc_times)
 
     results: list[tuple[str, int, dict]] = []
     for kind in servers:
@@ -355,6 +381,15 @@ def main() -> None:
         f"{service['p95']:.2f}",
         "-",
     )
+    table.add_row(
+        "API in-process (test client)",
+        "1",
+        str(inproc["n"]),
+        f"{inproc['rps']:.0f}",
+        f"{inproc['p50']:.2f}",
+        f"{inproc['p95']:.2f}",
+        f"{inproc['p95'] - service['p95']:+.2f}",
+    )
     for kind, clients, r in results:
         table.add_row(
             kind,
@@ -366,6 +401,9 @@ def main() -> None:
             f"{r['p95'] - service['p95']:+.2f}",
         )
     console.print(table)
+    console.print(
+        f"framework (DRF + Django, no HTTP server) at p95: {inproc['p95'] - service['p95']:.2f} ms"
+    )
     for kind, clients, r in results:
         if clients == 1:
             overhead = r["p95"] - service["p95"]

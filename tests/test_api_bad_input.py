@@ -71,19 +71,27 @@ def test_it_rejects_a_malformed_fact_with_field_errors(writer, body, field):
 
 
 @pytest.mark.parametrize(
-    ("body", "words"),
+    ("body", "field", "words"),
     [
-        ({"text": "bell \x07 char"}, "control characters"),
-        ({"text": "Likes Rust", "company": "Acme\x07"}, "control characters"),
-        ({"text": "Likes Rust", "ref": "x" * 201}, "ref"),
+        ({"text": "bell \x07 char"}, "text", "text contains NUL or other control characters"),
+        ({"text": "Likes Rust", "company": "Acme\x07"}, "company", "control characters"),
+        ({"text": "Likes Rust", "ref": "job:\x1b42"}, "ref", "ref contains NUL"),
     ],
 )
-def test_it_passes_on_the_services_one_line_refusal(writer, body, words):
+def test_it_passes_on_the_services_refusal_under_its_field(writer, body, field, words):
     before = _rows()
     response = writer.post("/api/memories", body, format="json")
     assert response.status_code == 400
-    assert words in error_of(response)["message"] or words in str(error_of(response)["fields"])
+    error = error_of(response)
+    assert list(error["fields"]) == [field]
+    assert words in error["fields"][field][0]
     assert _rows() == before
+
+
+def test_it_names_recalls_q_for_the_services_query_refusal(writer):
+    response = writer.get("/api/memories/recall", {"q": "remote \x07"})
+    assert response.status_code == 400
+    assert list(error_of(response)["fields"]) == ["q"]
 
 
 def test_it_refuses_a_secret_naming_what_it_detected(writer):

@@ -85,6 +85,7 @@ class WriteApi(APIView):
 
 class RecallApi(ReadApi):
     throttle_scope = "recall"
+    field_names = {"query": "q"}
 
     @extend_schema_serializer(component_name="RecallQuery")
     class InputSerializer(serializers.Serializer):
