@@ -343,6 +343,13 @@ def run_batch(
     failures_in_a_row = 0
     pool = context.FewShotPool.load() if context.memory_enabled() and batch.postings else None
     for posting in batch.postings:
+        # Another batch may have decided it since our list was made: skip without asking the
+        # model. (The constraint still settles a race that slips past this check.)
+        if Qualification.objects.decided().filter(posting_id=posting.pk).exists():
+            summary.skipped += 1
+            if on_progress:
+                on_progress(None)
+            continue
         try:
             done = qualify_posting(
                 posting=posting,
