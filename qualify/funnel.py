@@ -113,6 +113,7 @@ def render_chart(rows: list[VersionFunnel], *, fmt: str) -> bytes:
         ax.bar_label(bars, labels=labels, fontsize=7, padding=2)
     ax.set_xticks(range(len(STEPS)), list(STEPS))
     ax.set_ylabel("postings")
+    ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_title("Qualify funnel by prompt version (step conversion in %)")
     ax.margins(y=0.25)
     if rows:

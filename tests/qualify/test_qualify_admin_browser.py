@@ -1,0 +1,88 @@
+"""The qualify admin in a real browser: from the admin index to the funnel chart, and a
+verdict's page that offers nothing to save or delete.
+
+Headless Chromium + chromedriver (scripts/ensure-chromium, run by scripts/test). Without
+them the test skips on a laptop and fails in CI.
+"""
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from qualify_fakes import make_posting
+
+from qualify import services
+from qualify.models import Qualification
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
+PASSWORD = "funnel-viewer-2026"
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        message = "chromium/chromedriver missing: run scripts/ensure-chromium"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"CI=true and {message}")
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD)
+    posting = make_posting()
+    q = Qualification.objects.create(
+        posting=posting, verdict="qualified", fit_score=81, prompt_version="qualify-v2-memory"
+    )
+    services.record_outcome(posting_id=posting.pk, stage="applied")
+    wait = WebDriverWait(browser, 20)
+
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
+    browser.find_element(By.NAME, "username").send_keys("viewer")
+    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    wait.until(ec.presence_of_element_located((By.LINK_TEXT, "Funnel chart"))).click()
+
+    chart = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#funnel-chart svg")))
+    assert chart.size["width"] > 300 and chart.size["height"] > 150
+    table = browser.find_element(By.ID, "funnel-table").text
+    assert "qualify-v2-memory" in table and "1 (100%)" in table
+    shot = tmp_path / "funnel.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+
+    browser.get(f"{live_server.url}/admin/qualify/qualification/{q.pk}/change/")
+    wait.until(ec.presence_of_element_located((By.ID, "content")))
+    assert not browser.find_elements(By.NAME, "_save")
+    assert not browser.find_elements(By.CSS_SELECTOR, "a.deletelink")
