@@ -360,7 +360,7 @@ def test_restore_refuses_two_live_copies_of_one_fact(jsonl):
     assert refused("import", str(path), "--restore") == (
         "line 2: a second live copy of the same fact"
     )
-    assert counts() == (0, 0)
+    assert not any(counts().values())
 
 
 def test_restore_refuses_a_fact_superseded_twice(jsonl):
@@ -391,7 +391,7 @@ def test_restore_refuses_a_fact_superseded_twice(jsonl):
     assert refused("import", str(path), "--restore") == (
         "line 3: supersedes 1, which another row already supersedes"
     )
-    assert counts() == (0, 0)
+    assert not any(counts().values())
 
 
 def test_restore_loads_naive_timestamps_as_utc(jsonl):
