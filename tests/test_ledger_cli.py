@@ -219,6 +219,11 @@ def test_restore_refuses_a_ledger_that_has_facts(ledger, tmp_path):
             {"DATABASE_URL": "postgresql://postgres@127.0.0.1:1/nope"},
             "database error: connection",
         ),
+        (
+            ["recall", "x"],
+            {"DATABASE_URL": "mysql://u@127.0.0.1/db"},
+            "configuration error: Error loading MySQLdb module. Did you install",
+        ),
     ],
 )
 def test_every_error_is_one_line_on_stderr_with_a_non_zero_exit(
