@@ -95,10 +95,13 @@ CHART_FORMATS = {".png": "png", ".svg": "svg"}
 
 def render_chart(rows: list[VersionFunnel], *, fmt: str) -> bytes:
     """Grouped bars: one group per step, one bar per prompt version, rates on top."""
-    # The Figure API with no pyplot: no global state, no GUI backend (Agg renders PNG).
+    # The Figure API on an explicit Agg canvas, no pyplot: no global state, no GUI backend,
+    # safe in a web request and in a headless command.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8, 4.2), dpi=100)
+    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(rows))
     for i, row in enumerate(rows):

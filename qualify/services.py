@@ -326,6 +326,7 @@ class BatchSummary:
     with_memory: int = 0
     memory_unavailable: int = 0
     facts_not_written: int = 0
+    last_error: str = ""
     stopped: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -381,6 +382,7 @@ def _count(summary: BatchSummary, done: Qualified) -> None:
     q = done.qualification
     if q.error:
         summary.errors += 1
+        summary.last_error = q.error
     elif q.verdict == "qualified":
         summary.qualified += 1
     else:

@@ -117,3 +117,21 @@ def test_it_stops_the_batch_after_three_endpoint_failures_in_a_row(llm_settings,
         e.startswith("LLM endpoint unreachable")
         for e in Qualification.objects.values_list("error", flat=True)
     )
+
+
+def test_it_exits_non_zero_when_the_batch_stopped_on_a_dead_endpoint(llm_settings, profile):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm_settings.KARANI_LLM_BASE_URL = f"http://127.0.0.1:{port}/v1"
+    for i in range(4):
+        make_posting(title=f"SRE {i}")
+    out = StringIO()
+
+    with pytest.raises(CommandError, match=r"^stopped after 3 endpoint failures in a row"):
+        call_command("qualify", stdout=out, stderr=StringIO())
+
+    assert "errors 3, skipped 0 (of 4)" in out.getvalue()
+    assert "last error: LLM endpoint unreachable" in out.getvalue()

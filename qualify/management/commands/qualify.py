@@ -1,6 +1,6 @@
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -41,6 +41,8 @@ class Command(QualifyCommand):
             )
         if opts["json"]:
             self.write_json(summary.to_dict())
+            if summary.stopped:
+                raise CommandError(summary.stopped)
             return
         if not summary.total:
             self.stdout.write("nothing to qualify: every live posting has a verdict")
@@ -60,5 +62,9 @@ class Command(QualifyCommand):
                 f"{summary.facts_not_written} verdict facts were not written to memory "
                 "(see warnings)"
             )
+        if summary.errors:
+            self.stdout.write(
+                f"last error: {summary.last_error} (errored postings are retried next run)"
+            )
         if summary.stopped:
-            self.stderr.write(summary.stopped)
+            raise CommandError(summary.stopped)
