@@ -1,0 +1,188 @@
+"""Semantic recall latency at 10k and 100k facts, beside keyword recall in the same run.
+
+    .venv/bin/python bench/semantic_latency.py [--sizes 10000,100000] [--queries 200]
+
+Ledger: PostgreSQL ``karani_semantic_bench`` grown with bench/ledgergen.py facts through
+``services.import_facts`` (kept between runs). Index: ``karani_vec_bench``, one collection
+per size, HNSW (cosine). The first 10k facts get their real embeddings (cached under the
+temp dir); past 10k, each further fact gets a real vector plus small Gaussian noise,
+re-normalised: realistic geometry for HNSW without encoding 100k texts on 2 cores.
+
+Paths timed per query (ms): ``embed`` (query embedding alone), ``semantic`` (embedding +
+mem0 search scoped in the store), ``recall`` (services.recall in mem0 mode, end to end),
+and ``basic`` (services.recall's keyword path) as the baseline. ``short`` counts scoped
+queries that returned fewer than k hits although the scope holds at least k facts (the
+filtered-HNSW pitfall); ``plan`` is the store's plan for a scoped query.
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import semantic_env
+
+K = 5
+
+
+def _grow_ledger(target: int) -> None:
+    import ledgergen
+    from django.conf import settings
+
+    from memory import services
+    from memory.models import Memory
+
+    have = Memory.objects.count()
+    settings.KARANI_MEMORY = "basic"
+    for n in range(have // ledgergen.CHUNK, target // ledgergen.CHUNK):
+        t0 = time.perf_counter()
+        facts = [{"text": f.text, "company": f.company, "kind": f.kind} for f in ledgergen.chunk(n)]
+        services.import_facts(records=enumerate(facts, start=1), batch_size=2000)
+        print(f"  ledger chunk {n}: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    settings.KARANI_MEMORY = "mem0"
+
+
+def _base_vectors(client, rows) -> "object":
+    import numpy as np
+
+    cache = Path(tempfile.gettempdir()) / "karani-semantic-bench" / "vectors.npy"
+    if cache.exists():
+        vectors = np.load(cache)
+        if len(vectors) >= len(rows):
+            return vectors[: len(rows)]
+    t0 = time.perf_counter()
+    vectors = np.asarray(client.memory.embedding_model.embed_batch([r.text for r in rows]))
+    print(f"  encoded {len(rows)} texts in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    np.save(cache, vectors)
+    return vectors
+
+
+def _load_collection(size: int) -> None:
+    import numpy as np
+    from django.conf import settings
+
+    from memory.models import Memory
+    from memory.semantic import client as clientmod
+    from memory.semantic import store
+    from memory.semantic.guard import guarded
+
+    settings.KARANI_VECTOR_COLLECTION = f"bench_latency_{size}"
+    client = guarded(lambda c: c)
+    client.store._ensure_collection()
+    if store.counts(client)[0] == size:
+        return
+    client.store.delete_col()
+    client.store.create_col()
+    with client.pool.connection() as conn:  # bulk load first, build HNSW once after
+        conn.execute(f"DROP INDEX IF EXISTS bench_latency_{size}_hnsw_idx")
+    rows = list(Memory.objects.order_by("id").only("id", "text", "kind", "company_key")[:size])
+    base = _base_vectors(client, rows[:10_000])
+    rng = np.random.default_rng(7)
+    t0 = time.perf_counter()
+    for start in range(0, size, 2000):
+        batch = rows[start : start + 2000]
+        vecs = base[np.arange(start, start + len(batch)) % len(base)].copy()
+        if start >= len(base):
+            vecs += rng.normal(0, 0.02, vecs.shape)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        store.insert_rows(client, batch, vecs.tolist())
+    t1 = time.perf_counter()
+    with client.pool.connection() as conn:
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        conn.execute("SET statement_timeout = 0")
+    store.ensure_hnsw_index(client)
+    with client.pool.connection() as conn:
+        conn.execute(f"ANALYZE bench_latency_{size}")
+    print(
+        f"  loaded {size} vectors in {t1 - t0:.0f}s, HNSW built in {time.perf_counter() - t1:.0f}s",
+        file=sys.stderr,
+    )
+    clientmod.discard_store()
+
+
+def _plan(client, company_key: str) -> str:
+    from psycopg import sql
+
+    vec = client.memory.embedding_model.embed("remote python role", "search")
+    query = sql.SQL(
+        "EXPLAIN SELECT id FROM {} WHERE payload->>'user_id' = 'karani' "
+        "AND payload->>'company' = ANY(%s) ORDER BY vector <=> %s::vector LIMIT 30"
+    ).format(sql.Identifier(client.config.collection))
+    with client.pool.connection() as conn:
+        lines = [r[0] for r in conn.execute(query, ([company_key, "__GLOBAL__"], vec)).fetchall()]
+    for line in lines:
+        if "Scan" in line:
+            return line.strip().split("  (")[0].replace("->  ", "")
+    return lines[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    semantic_env.setup(ledger="postgres", collection="bench_latency", fresh_ledger=False)
+
+    import ledgergen
+    from django.conf import settings
+
+    from memory import services
+    from memory.models import Memory
+    from memory.semantic import search
+    from memory.semantic.guard import guarded
+
+    queries = [(q.query, q.company) for q in ledgergen.queries(args.queries)]
+    rows = []
+    for size in sizes:
+        _grow_ledger(size)
+        _load_collection(size)
+        settings.KARANI_VECTOR_COLLECTION = f"bench_latency_{size}"
+        client = guarded(lambda c: c)
+        for q, company in queries[:20]:  # warm: model, pool, caches
+            services.recall(query=q, company=company, limit=K)
+        timings: dict[str, list[float]] = {"embed": [], "semantic": [], "recall": [], "basic": []}
+        short = scoped = 0
+        for q, company in queries:
+            key = company.casefold() if company else None
+            t0 = time.perf_counter()
+            client.memory.embedding_model.embed(q, "search")
+            t1 = time.perf_counter()
+            hits = search.semantic_hits(client, query=q, company_key=key, limit=K)
+            t2 = time.perf_counter()
+            result = services.recall(query=q, company=company, limit=K)
+            t3 = time.perf_counter()
+            settings.KARANI_MEMORY = "basic"
+            services.recall(query=q, company=company, limit=K)
+            settings.KARANI_MEMORY = "mem0"
+            t4 = time.perf_counter()
+            assert not result.fallback, "the index fell back during the bench"
+            for name, ms in zip(timings, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+                timings[name].append(ms * 1000)
+            if key is not None:
+                scoped += 1
+                short += len(hits) < K
+        live_in_last_scope = Memory.objects.for_scope(key).count() if key else size
+        plan = _plan(client, key or "acme")
+        for name, values in timings.items():
+            rows.append(
+                [
+                    f"{size:,}",
+                    name,
+                    len(values),
+                    f"{semantic_env.pct(values, 50):.1f}",
+                    f"{semantic_env.pct(values, 95):.1f}",
+                ]
+            )
+        print(
+            f"{size:,}: {short}/{scoped} scoped queries returned < {K} hits "
+            f"(last scope holds {live_in_last_scope}); plan: {plan}",
+            file=sys.stderr,
+        )
+    print(semantic_env.table(["facts", "path", "n", "p50 ms", "p95 ms"], rows))
+
+
+if __name__ == "__main__":
+    main()
