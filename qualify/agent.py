@@ -73,11 +73,10 @@ class _Recall:
         if self.remaining <= 0:
             return {"error": "fact budget used up; answer with the verdict JSON now"}
         try:
-            # Ask for enough to still find `remaining` new facts after dropping seen ones.
+            # Ask for the whole cap: after dropping facts already seen, `remaining` new ones
+            # can still be found.
             found = context.recall_facts(
-                self.posting,
-                query=query.strip()[: context.MAX_QUERY_CHARS],
-                limit=min(self.cap, len(self.seen) + self.remaining),
+                self.posting, query=query.strip()[: context.MAX_QUERY_CHARS], limit=self.cap
             )
         except Exception as exc:  # memory outage: the tool says so, the decision goes on
             reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
