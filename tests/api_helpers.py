@@ -7,6 +7,7 @@ from io import StringIO
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.cache import cache
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -22,6 +23,9 @@ def token_for(username: str, *, writer: bool = False) -> str:
 
 
 def client_with(token: str | None) -> APIClient:
+    # Throttle history lives in the process-wide cache, keyed by user id, and SQLite test
+    # databases reuse ids after each rollback: start every test's clients from zero.
+    cache.clear()
     client = APIClient()
     if token is not None:
         client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
