@@ -112,7 +112,7 @@ def prepare_environment(cfg: SemanticConfig) -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     cfg.mem0_dir.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("MEM0_DIR", str(cfg.mem0_dir))
+    os.environ["MEM0_DIR"] = str(cfg.mem0_dir)
 
 
 def embedder_config(cfg: SemanticConfig) -> dict[str, Any]:

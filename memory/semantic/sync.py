@@ -42,9 +42,13 @@ def index_rows(client: Client, memories: Sequence[Memory]) -> int:
 
 def added(memory_ids: Sequence[int]) -> None:
     """Index new live rows; on any failure they stay pending (logged once by the guard)."""
-    rows = list(Memory.objects.filter(pk__in=list(memory_ids)).order_by("pk"))
-    if rows:
-        guarded(lambda client: index_rows(client, rows))
+    ids = list(memory_ids)
+    # Chunked: a restore hands over every row at once, beyond SQLite's variable limit.
+    for start in range(0, len(ids), 1000):
+        chunk = ids[start : start + 1000]
+        rows = list(Memory.objects.filter(pk__in=chunk).order_by("pk"))
+        if rows:
+            guarded(lambda client, rows=rows: index_rows(client, rows))
 
 
 def removed(memory_ids: Sequence[int]) -> None:
