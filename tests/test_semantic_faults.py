@@ -167,3 +167,19 @@ def test_it_retries_the_store_after_the_cool_down(mem0_mode, settings, caplog, v
     call_command("reindex", "--pending", stdout=out, stderr=io.StringIO())
     assert Memory.objects.get(pk=pending).indexed_at is not None
     assert "ledger live: 2   index: 2 facts" in out.getvalue()
+
+
+def test_it_recreates_a_dropped_collection_on_the_next_attempt(taught, settings, vector_database):
+    settings.KARANI_VECTOR_COOLDOWN = 0.5
+    with psycopg.connect(vector_database, autocommit=True) as conn:
+        conn.execute(f'DROP TABLE "{taught}"')
+    services.remember(text="Lost with the dropped table")
+    time.sleep(0.6)
+
+    fresh = services.remember(text="Written after the cool-down")
+
+    assert Memory.objects.get(pk=fresh.id).indexed_at is not None
+    with psycopg.connect(vector_database) as conn:
+        assert conn.execute("SELECT to_regclass(%s) IS NOT NULL", (taught,)).fetchone()[0]
+    # Everything else is pending until a reindex: the new table only holds the new fact.
+    assert Memory.objects.filter(indexed_at__isnull=True).count() == 3
