@@ -41,6 +41,28 @@ class MemoryQuerySet(models.QuerySet):
     def delete(self):  # type: ignore[override]
         raise TypeError("facts are never hard-deleted; use memory.services.forget()")
 
+    def update(self, **kwargs):  # type: ignore[no-untyped-def]
+        frozen = sorted(set(kwargs) & set(FROZEN_FIELDS))
+        if frozen:
+            raise TypeError(
+                f"{', '.join(frozen)} never change in place; use memory.services.correct()"
+            )
+        return super().update(**kwargs)
+
+
+# What a fact says and where it sits in history: written once, at insert. A correction is a
+# new row (services.correct), so these are never updated, whoever calls save() or update().
+FROZEN_FIELDS = (
+    "text",
+    "kind",
+    "company",
+    "company_key",
+    "fact_key",
+    "created_at",
+    "supersedes",
+    "supersedes_id",
+)
+
 
 class LiveManager(models.Manager.from_queryset(MemoryQuerySet)):  # type: ignore[misc]
     def get_queryset(self) -> MemoryQuerySet:
@@ -147,8 +169,29 @@ class Memory(models.Model):
     def __str__(self) -> str:
         return self.text if len(self.text) <= 80 else self.text[:77] + "..."
 
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        loaded = getattr(self, "_as_loaded", None)
+        if loaded and not self._state.adding:
+            changed = [name for name, value in loaded.items() if getattr(self, name) != value]
+            if changed:
+                raise TypeError(
+                    f"{', '.join(changed)} never change in place; use memory.services.correct()"
+                )
+        super().save(*args, **kwargs)
+
     def delete(self, *args, **kwargs):  # type: ignore[override]
         raise TypeError("facts are never hard-deleted; use memory.services.forget()")
+
+    @classmethod
+    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
+        instance = super().from_db(db, field_names, values)
+        # Remember what was read, so save() can refuse an in-place rewrite of the fact.
+        instance._as_loaded = {
+            name: value
+            for name, value in zip(field_names, values, strict=True)
+            if name in FROZEN_FIELDS
+        }
+        return instance
 
     @property
     def is_live(self) -> bool:
