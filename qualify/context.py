@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from memory import services as memory
-from qualify.models import MAX_FACTS_PER_DECISION, Outcome, Posting, Qualification, company_key
+from qualify.models import MAX_FACTS_PER_DECISION, Outcome, Posting, Qualification
 
 log = logging.getLogger("karani.qualify")
 
@@ -48,12 +48,13 @@ def recall_query(posting: Posting) -> str:
 def recall_facts(posting: Posting, *, query: str, limit: int) -> list[ContextFact]:
     """Facts for the posting's company (plus global ones). May raise: callers decide."""
     result = memory.recall(query=query, company=posting.company.name, limit=limit)
-    own = company_key(posting.company.name)
+    # The service already scopes; checking again (with the service's own normalisation of
+    # company names) keeps another company's facts out of a prompt even if an index backend
+    # ever misapplies its filter.
+    own = memory.clean_company(posting.company.name)[1]
     facts = []
     for f in result.results:
-        # The service already scopes; checking again keeps another company's facts out of a
-        # prompt even if an index backend ever misapplies its filter.
-        if f.company is not None and company_key(f.company) != own:
+        if f.company is not None and memory.clean_company(f.company)[1] != own:
             continue
         facts.append(ContextFact(id=f.id, text=f.text, kind=f.kind, company=f.company))
     return facts[:limit]

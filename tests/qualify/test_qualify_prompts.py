@@ -200,3 +200,14 @@ def _c() -> dict:
     from qualify_fakes import criteria
 
     return criteria()
+
+
+def test_it_keeps_the_companys_facts_whatever_the_spelling_of_its_name(
+    llm_settings, fake_llm, profile
+):
+    fact = memory.remember(text="ACME pager rotation is weekly", company="ACME   inc")
+    make_posting("Acme Inc", "SRE")
+
+    run_qualify()
+
+    assert Qualification.objects.get().fact_ids == [fact.id]
