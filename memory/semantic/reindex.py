@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import Q
+from django.db.models.functions import Length
 
 from memory.models import Memory
 from memory.semantic import store
@@ -63,6 +64,8 @@ def _batches(queryset: Any, size: int) -> Iterator[list[Memory]]:
         yield batch
 
 
+# Batches go in order of text length: a batch is padded to its longest text, so batching
+# similar lengths together is what the encoder itself does when handed every text at once.
 def _replay(
     client: Client, queryset: Any, *, total: int, batch_size: int, progress: Progress | None
 ) -> int:
@@ -95,7 +98,7 @@ def _full(client: Client, batch_size: int, progress: Progress | None) -> tuple[i
     Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
         indexed_at=None, vector_id=None
     )
-    live = Memory.objects.order_by("id")
+    live = Memory.objects.order_by(Length("text"), "id")
     return _replay(client, live, total=live.count(), batch_size=batch_size, progress=progress), 0
 
 
@@ -107,7 +110,7 @@ def _pending(client: Client, batch_size: int, progress: Progress | None) -> tupl
     )
     store.delete_ledger_ids(client, stale)
     Memory.all_objects.filter(pk__in=stale).update(vector_id=None, indexed_at=None)
-    todo = Memory.objects.filter(indexed_at__isnull=True).order_by("id")
+    todo = Memory.objects.filter(indexed_at__isnull=True).order_by(Length("text"), "id")
     # A pending row may already have a vector (the insert landed, the bookkeeping did not):
     # remove it first so a catch-up never duplicates.
     store.delete_ledger_ids(client, list(todo.values_list("pk", flat=True)))
