@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memory import bitmaps
 from memory import text as textmod
 from memory.models import Memory, MemoryToken
 
@@ -51,9 +52,27 @@ def named_company_keys(query: str, scope_key: str | None) -> list[str]:
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
-    """Top ``limit`` live facts for ``query`` within the scope, best first."""
+    """Top ``limit`` live facts for ``query`` within the scope, best first.
+
+    Scores every fact at once from the term bitmaps (memory.bitmaps), so the cost follows
+    the number of query words, not how common they are; ``search_aggregate`` is the same
+    ranking from the token table, kept as the readable reference.
+    """
     tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
     named = named_company_keys(query, company_key)
+    ranked = bitmaps.top_k(tokens=tokens, named=named, scope=company_key, limit=limit)
+    return [Hit(memory_id=mid, score=float(score)) for mid, score in ranked]
+
+
+def search_aggregate(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
+    """The same ranking from every posting of every query word: simple, exact, O(postings)."""
+    tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
+    return _aggregate(tokens, named_company_keys(query, company_key), company_key, limit)
+
+
+def _aggregate(
+    tokens: list[str], named: list[str], company_key: str | None, limit: int
+) -> list[Hit]:
     ranked: dict[int, tuple[int, datetime, int]] = {}
 
     if tokens:
@@ -113,9 +132,9 @@ def _token_hits(
         rows = cursor.fetchall()
     out = []
     for memory_id, hits, boosted, last_seen in rows:
-        if isinstance(last_seen, str):  # SQLite hands raw SQL results back as text
+        if isinstance(last_seen, str):  # SQLite hands raw SQL results back as text...
             last_seen = parse_datetime(last_seen)
-            if timezone.is_naive(last_seen):
-                last_seen = timezone.make_aware(last_seen, UTC)
+        if timezone.is_naive(last_seen):  # ...or as naive UTC datetimes
+            last_seen = timezone.make_aware(last_seen, UTC)
         out.append((memory_id, int(hits), bool(boosted), last_seen))
     return out

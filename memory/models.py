@@ -232,3 +232,26 @@ class MemoryToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.token} -> {self.memory_id}"
+
+
+class TermBitmap(models.Model):
+    """The keyword index as bitsets: which live facts of an id block carry a term.
+
+    term is "w:<word>", "c:<company key>" or "g" (global facts); block = id // 8192 and
+    bits holds 8,192 bits, bit i for fact block * 8192 + i. Maintained with memory_tokens at
+    write time (memory.bitmaps); recall adds them up to score every fact at once.
+    """
+
+    term = models.CharField(max_length=210)
+    block = models.BigIntegerField()
+    bits = models.BinaryField()
+
+    class Meta:
+        db_table = "memory_term_bitmaps"
+        constraints = [
+            # Recall reads all blocks of a few terms; writers upsert (term, block).
+            models.UniqueConstraint(fields=["term", "block"], name="memory_term_bitmaps_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.term} @ {self.block}"

@@ -16,7 +16,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memory import index, keyword, modes
+from memory import bitmaps, index, keyword, modes
 from memory import text as textmod
 from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError, SecretRefused
 from memory.models import Kind, Memory, MemoryToken, Source
@@ -216,6 +216,7 @@ def _write(
     supersedes: Memory | None = None,
 ) -> RememberResult:
     with transaction.atomic():
+        bitmaps.lock_writes()
         existing = _touch(fact.fact_key, now)
         if existing is not None:
             return RememberResult(existing, created=False)
@@ -248,14 +249,16 @@ def _write(
 
 
 def _index_tokens(memories: Iterable[Memory]) -> None:
+    tokens = [(m, textmod.tokens(m.text)) for m in memories]
     MemoryToken.objects.bulk_create(
         [
             MemoryToken(memory_id=m.pk, token=token, company_key=m.company_key)
-            for m in memories
-            for token in textmod.tokens(m.text)
+            for m, words in tokens
+            for token in words
         ],
         batch_size=2000,
     )
+    bitmaps.add((m.pk, bitmaps.fact_terms(words, m.company_key)) for m, words in tokens)
 
 
 def _index_on_commit(memory_ids: list[int]) -> None:
@@ -285,6 +288,9 @@ def _soft_delete(memory: Memory, *, reason: str, actor: str, now: datetime) -> N
     memory.save(update_fields=["deleted_at", "delete_reason", "deleted_by"])
     # The keyword index holds live facts only; the fact itself stays, as history.
     MemoryToken.objects.filter(memory_id=memory.pk).delete()
+    bitmaps.remove(
+        [(memory.pk, bitmaps.fact_terms(textmod.tokens(memory.text), memory.company_key))]
+    )
 
 
 def forget(*, id: int, reason: str, actor: str = "") -> Memory:
@@ -292,6 +298,7 @@ def forget(*, id: int, reason: str, actor: str = "") -> Memory:
     reason = _clean_reason(reason)
     actor = _clean_actor(actor)
     with transaction.atomic():
+        bitmaps.lock_writes()
         memory = _live_for_update(id)
         _soft_delete(memory, reason=reason, actor=actor, now=timezone.now())
     transaction.on_commit(lambda: index.removed([memory.pk]))
@@ -309,6 +316,7 @@ def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
     _refuse_secrets(new_text)
     now = timezone.now()
     with transaction.atomic():
+        bitmaps.lock_writes()
         old = _live_for_update(id)
         fact = validate_fact(
             text=new_text,
@@ -435,6 +443,7 @@ def _import_batch(
 ) -> None:
     now = timezone.now()
     with transaction.atomic():
+        bitmaps.lock_writes()
         live = _live_twins({f.fact_key for _, f, _ in batch})
         fresh: dict[str, Memory] = {}
         # Touches of rows that were live before the batch: applied in one UPDATE per fact.
@@ -680,6 +689,7 @@ def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
             raise MemoryInputError(f"{where}, which another row already supersedes")
         replaced.add(row.supersedes_id)
     with transaction.atomic():
+        bitmaps.lock_writes()
         if Memory.all_objects.exists():  # someone wrote while we parsed
             raise MemoryInputError("restore needs an empty ledger; this one already has facts")
         # Chains point backwards (a correction supersedes an older id), so id order is

@@ -1,0 +1,299 @@
+"""Term bitmaps: the keyword index in the shape exact top-k ranking needs.
+
+For each *term* — a content word ("w:remote"), a company scope ("c:northwind robotics") or
+the global scope ("g") — and each block of 8,192 consecutive fact ids, one row holds a
+1 KiB bitset of the live facts in that block that carry the term. Maintained beside
+``memory_tokens`` in the same transaction as every write, and cleared on soft delete.
+
+Why: the score is "distinct query words in the fact (+1 for a named company)", so the exact
+top-k needs, for every fact, how many query words it holds. Summing postings row by row costs
+as much as the commonest word (half a million rows for "engineer" at a million facts); adding
+bitsets costs one byte per fact per query word, in numpy, whatever the words. At a million
+facts a six-word query reads ~6 x 123 rows and does ~10 M byte additions.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+from django.db import connection
+
+from memory.models import TermBitmap
+
+BLOCK_BITS = 8192
+BLOCK_BYTES = BLOCK_BITS // 8
+GLOBAL_TERM = "g"
+_REBUILD_BATCH = 500
+
+
+def word_term(token: str) -> str:
+    return f"w:{token}"
+
+
+def scope_term(company_key: str | None) -> str:
+    return GLOBAL_TERM if company_key is None else f"c:{company_key}"
+
+
+def fact_terms(tokens: Iterable[str], company_key: str | None) -> list[str]:
+    return [*(word_term(t) for t in tokens), scope_term(company_key)]
+
+
+def add(facts: Iterable[tuple[int, list[str]]]) -> None:
+    """Set the bits of ``(memory_id, terms)`` pairs: new live facts."""
+    _apply(facts, on=True)
+
+
+def remove(facts: Iterable[tuple[int, list[str]]]) -> None:
+    """Clear the bits of ``(memory_id, terms)`` pairs: facts leaving the live set."""
+    _apply(facts, on=False)
+
+
+def _apply(facts: Iterable[tuple[int, list[str]]], *, on: bool) -> None:
+    changes: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for memory_id, terms in facts:
+        block, pos = divmod(memory_id, BLOCK_BITS)
+        for term in terms:
+            changes[(term, block)].append(pos)
+    if not changes:
+        return
+    terms = sorted({t for t, _ in changes})
+    blocks = sorted({b for _, b in changes})
+    # Raw SQL: this runs inside every remember(), and the ORM's bulk_update costs ~10x more.
+    # Callers hold lock_writes(), so nobody else changes these rows until we commit.
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT id, term, block, bits FROM {_TABLE}"
+            f" WHERE term IN ({_marks(terms)}) AND block IN ({_marks(blocks)})",
+            [*terms, *blocks],
+        )
+        existing = {(t, b): (pk, bits) for pk, t, b, bits in cur.fetchall()}
+        updates, inserts = [], []
+        for key in sorted(changes):
+            pk, bits = existing.get(key, (None, None))
+            if pk is None and not on:  # clearing a bit that was never set
+                continue
+            buf = bytearray(bits if pk is not None else BLOCK_BYTES)
+            for pos in changes[key]:
+                if on:
+                    buf[pos >> 3] |= 1 << (pos & 7)
+                else:
+                    buf[pos >> 3] &= ~(1 << (pos & 7)) & 0xFF
+            if pk is None:
+                inserts.append((key[0], key[1], bytes(buf)))
+            else:
+                updates.append((bytes(buf), pk))
+        if updates:
+            cur.executemany(f"UPDATE {_TABLE} SET bits = %s WHERE id = %s", updates)
+        if inserts:
+            cur.executemany(
+                f"INSERT INTO {_TABLE} (term, block, bits) VALUES (%s, %s, %s)", inserts
+            )
+
+
+def _marks(values: list) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+_TABLE = TermBitmap._meta.db_table
+
+
+def rebuild(*, model: type = TermBitmap) -> int:
+    """Build every bitmap from the ledger into the empty bitmap table; returns blocks done.
+
+    The token table and the memories table are the source of truth: this is how a ledger
+    from before the bitmaps (migration 0004) gets them. One block at a time, so memory stays
+    flat however large the ledger.
+    """
+    if model.objects.exists():
+        raise RuntimeError("rebuild() fills an empty bitmap table")
+    with connection.cursor() as cur:
+        cur.execute("SELECT MIN(id), MAX(id) FROM memories WHERE deleted_at IS NULL")
+        lo, hi = cur.fetchone()
+    if lo is None:
+        return 0
+    done = 0
+    for block in range(lo // BLOCK_BITS, hi // BLOCK_BITS + 1):
+        _rebuild_block(block, model)
+        done += 1
+    return done
+
+
+def _rebuild_block(block: int, model: type) -> None:
+    start, end = block * BLOCK_BITS, (block + 1) * BLOCK_BITS
+    bits: dict[str, bytearray] = defaultdict(lambda: bytearray(BLOCK_BYTES))
+
+    def mark(term: str, memory_id: int) -> None:
+        pos = memory_id - start
+        bits[term][pos >> 3] |= 1 << (pos & 7)
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT t.memory_id, t.token FROM memory_tokens t JOIN memories m"
+            " ON m.id = t.memory_id WHERE m.deleted_at IS NULL"
+            " AND t.memory_id >= %s AND t.memory_id < %s",
+            [start, end],
+        )
+        for memory_id, token in cur.fetchall():
+            mark(word_term(token), memory_id)
+        cur.execute(
+            "SELECT id, company_key FROM memories WHERE deleted_at IS NULL"
+            " AND id >= %s AND id < %s",
+            [start, end],
+        )
+        for memory_id, company_key in cur.fetchall():
+            mark(scope_term(company_key), memory_id)
+    model.objects.bulk_create(
+        [model(term=t, block=block, bits=bytes(b)) for t, b in sorted(bits.items())],
+        batch_size=_REBUILD_BATCH,
+    )
+
+
+# --- ranking ------------------------------------------------------------------------------
+
+
+def top_k(
+    *, tokens: list[str], named: list[str], scope: str | None, limit: int
+) -> list[tuple[int, int]]:
+    """[(memory_id, score)] best first: score, then last_seen_at, then id, descending."""
+    if not tokens and not named:
+        return []
+    words = {word_term(t) for t in tokens}
+    named_terms = {scope_term(k) for k in named}
+    scope_terms = {scope_term(scope), GLOBAL_TERM} if scope is not None else set()
+    rows = list(
+        TermBitmap.objects.filter(term__in=words | named_terms | scope_terms).values_list(
+            "term", "block", "bits"
+        )
+    )
+    blocks = np.array(sorted({b for _, b, _ in rows}), dtype=np.int64)
+    if not len(blocks):
+        return []
+    slot = {int(b): i for i, b in enumerate(blocks)}
+    # One dense buffer per role (words are summed; scope and named-company terms are OR-ed),
+    # so numpy sees a few long arrays instead of hundreds of 1 KiB ones.
+    word_bufs: dict[str, bytearray] = {}
+    named_buf = bytearray(len(blocks) * BLOCK_BYTES)
+    scope_buf = bytearray(len(blocks) * BLOCK_BYTES)
+    for term, block, bits in rows:
+        at = slot[block] * BLOCK_BYTES
+        if term in words:
+            buf = word_bufs.setdefault(term, bytearray(len(blocks) * BLOCK_BYTES))
+            buf[at : at + BLOCK_BYTES] = bits
+        if term in named_terms:
+            _or_into(named_buf, at, bits)
+        if term in scope_terms:
+            _or_into(scope_buf, at, bits)
+    counts = np.zeros(len(blocks) * BLOCK_BITS, dtype=np.uint8)
+    for buf in word_bufs.values():
+        counts += _unpack(buf)
+    if named_terms:
+        counts += _unpack(named_buf)
+    if scope is not None:
+        counts *= _unpack(scope_buf)
+    return _newest_by_level(counts, blocks, limit)
+
+
+def _unpack(buf: bytearray) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(buf, dtype=np.uint8), bitorder="little")
+
+
+def _or_into(buf: bytearray, at: int, bits: bytes) -> None:
+    mine = np.frombuffer(buf, dtype=np.uint8, count=BLOCK_BYTES, offset=at)
+    mine |= np.frombuffer(bits, dtype=np.uint8)
+
+
+def _ids(positions: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    return blocks[positions // BLOCK_BITS] * BLOCK_BITS + positions % BLOCK_BITS
+
+
+def _newest_by_level(counts: np.ndarray, blocks: np.ndarray, limit: int) -> list[tuple]:
+    sizes = np.bincount(counts)
+    out: list[tuple[int, int]] = []
+    for level in range(len(sizes) - 1, 0, -1):
+        if not sizes[level]:
+            continue
+        want = limit - len(out)
+        ids = _ids(np.flatnonzero(counts == level), blocks)
+        out += [(mid, level) for mid in _newest(ids, want, counts, blocks, level)]
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _newest(ids: np.ndarray, want: int, counts, blocks, level: int) -> list[int]:
+    """The ``want`` most recently seen of ``ids``: fetch them all when few, else walk."""
+    if len(ids) <= max(DIRECT_MIN, int((want * int(blocks[-1] + 1) * BLOCK_BITS) ** 0.5)):
+        return _fetch_newest(ids, want)
+    return _walk_newest(ids, want)
+
+
+def _fetch_newest(ids: np.ndarray, want: int) -> list[int]:
+    found: list[tuple] = []
+    id_list = ids.tolist()
+    with connection.cursor() as cur:
+        for i in range(0, len(id_list), _IN_CHUNK):
+            part = id_list[i : i + _IN_CHUNK]
+            cur.execute(
+                "SELECT last_seen_at, id FROM memories WHERE deleted_at IS NULL"
+                f" AND id IN ({', '.join(['%s'] * len(part))})",
+                part,
+            )
+            found += cur.fetchall()
+    found.sort(reverse=True)
+    return [mid for _, mid in found[:want]]
+
+
+def _walk_newest(ids: np.ndarray, want: int) -> list[int]:
+    """Read live facts newest first (memories_live_recent) and keep those in ``ids``.
+
+    Used when ``ids`` is dense: about want * live / len(ids) rows give the answer.
+    """
+    universe = int(ids[-1]) + 1
+    batch = min(max(256, int(2 * want * universe / len(ids))), 50_000)
+    out: list[int] = []
+    after: tuple | None = None
+    with connection.cursor() as cur:
+        while len(out) < want:
+            if after is None:
+                cur.execute(_WALK_FIRST, [batch])
+            else:
+                cur.execute(_WALK_NEXT, [after[0], after[1], batch])
+            rows = cur.fetchall()
+            if not rows:
+                break
+            got = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+            at = np.minimum(np.searchsorted(ids, got), len(ids) - 1)
+            out += got[ids[at] == got][: want - len(out)].tolist()
+            after = rows[-1]
+            batch = min(batch * 2, 50_000)
+    return out
+
+
+_IN_CHUNK = 900  # under SQLite's bound-parameter limit on old builds
+DIRECT_MIN = 2000
+_WALK_FIRST = (
+    "SELECT last_seen_at, id FROM memories WHERE deleted_at IS NULL"
+    " ORDER BY last_seen_at DESC, id DESC LIMIT %s"
+)
+_WALK_NEXT = (
+    "SELECT last_seen_at, id FROM memories WHERE deleted_at IS NULL"
+    " AND (last_seen_at, id) < (%s, %s) ORDER BY last_seen_at DESC, id DESC LIMIT %s"
+)
+
+
+def lock_writes() -> None:
+    """Serialise ledger writes for the rest of the transaction (Postgres; SQLite already does).
+
+    Bitmap rows are read, changed in Python and written back, and the rows of common words
+    are shared by almost every fact: two writers interleaving would lose each other's bits.
+    Every write transaction takes this lock first, before any row lock, so it can neither
+    lose updates nor deadlock (row locks taken mid-transaction in different orders could:
+    a correction clears one fact's words, then sets another's). Writes are a person's
+    teaching or a pipeline's verdicts; hundreds per second is ample.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITE_LOCK_KEY])
+
+
+_WRITE_LOCK_KEY = 0x6B6172616E69  # "karani"
