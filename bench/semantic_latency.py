@@ -72,6 +72,7 @@ def _load_collection(size: int) -> None:
     client = guarded(lambda c: c)
     client.store._ensure_collection()
     if store.counts(client)[0] == size:
+        store.ensure_indexes(client, analyze=True)
         return
     client.store.delete_col()
     client.store.create_col()
@@ -92,9 +93,7 @@ def _load_collection(size: int) -> None:
     with client.pool.connection() as conn:
         conn.execute("SET maintenance_work_mem = '512MB'")
         conn.execute("SET statement_timeout = 0")
-    store.ensure_hnsw_index(client)
-    with client.pool.connection() as conn:
-        conn.execute(f"ANALYZE bench_latency_{size}")
+    store.ensure_indexes(client, analyze=True)
     print(
         f"  loaded {size} vectors in {t1 - t0:.0f}s, HNSW built in {time.perf_counter() - t1:.0f}s",
         file=sys.stderr,

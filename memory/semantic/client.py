@@ -175,6 +175,9 @@ def get() -> Client:
         if _store is None or _store_key != cfg.store_key():
             discard_store()
             _store, _store_key = _new_store(cfg), cfg.store_key()
+            fresh = True
+        else:
+            fresh = False
         if _memory is None or _memory_key != cfg.model_key():
             _memory = None
             try:
@@ -186,7 +189,19 @@ def get() -> Client:
             _memory_key = cfg.model_key()
         _memory.vector_store = _store
         _memory.collection_name = cfg.collection
-        return Client(memory=_memory, store=_store, config=cfg)
+        client = Client(memory=_memory, store=_store, config=cfg)
+        if fresh:
+            # First use of this store in the process: make sure the collection and the
+            # indexes the scoped search relies on exist (a dropped table comes back here).
+            from memory.semantic import store as storemod
+
+            try:
+                _store._ensure_collection()
+                storemod.ensure_indexes(client)
+            except BaseException:
+                discard_store()
+                raise
+        return client
 
 
 def discard_store() -> None:

@@ -128,7 +128,7 @@ def reindex(
     def run(client: Client) -> ReindexReport:
         step = _pending if pending_only else _full
         written, removed = step(client, batch_size, progress)
-        store.ensure_hnsw_index(client)
+        store.ensure_indexes(client, analyze=True)
         rows, ledger_rows = store.counts(client)
         return ReindexReport(
             pending_only=pending_only,
