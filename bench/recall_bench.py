@@ -90,7 +90,7 @@ def bench_size(size: int, args, log) -> list[dict]:
     for q in warm:
         recall(q)
         aggregate(q)
-    n_naive = args.naive_queries or max(5, min(len(qs), 2_000_000 // size))
+    n_naive = args.naive_queries or max(5, min(len(qs), 1_000_000 // size))
     rows = []
     t_recall, r_recall = _timed(recall, qs)
     # The aggregate reads every posting: at 1M it runs on a sample, like the naive scan.

@@ -49,6 +49,10 @@ def remove(facts: Iterable[tuple[int, list[str]]]) -> None:
 
 
 def _apply(facts: Iterable[tuple[int, list[str]]], *, on: bool) -> None:
+    facts = list(facts)
+    if len(facts) == 1 and connection.vendor == "postgresql":
+        _apply_one_pg(*facts[0], on=on)
+        return
     changes: dict[tuple[str, int], list[int]] = defaultdict(list)
     for memory_id, terms in facts:
         block, pos = divmod(memory_id, BLOCK_BITS)
@@ -87,6 +91,30 @@ def _apply(facts: Iterable[tuple[int, list[str]]], *, on: bool) -> None:
         if inserts:
             cur.executemany(
                 f"INSERT INTO {_TABLE} (term, block, bits) VALUES (%s, %s, %s)", inserts
+            )
+
+
+def _apply_one_pg(memory_id: int, terms: list[str], *, on: bool) -> None:
+    """One fact, one statement: its terms share a block and a bit, so set_bit does it all.
+
+    remember() runs this; the read-modify-write path above would cost three round trips.
+    set_bit numbers bits like this module does: bit n is (byte n // 8, bit n % 8 from the
+    least significant end).
+    """
+    block, pos = divmod(memory_id, BLOCK_BITS)
+    with connection.cursor() as cur:
+        if on:
+            cur.execute(
+                f"INSERT INTO {_TABLE} AS b (term, block, bits)"
+                " SELECT t, %s, set_bit(%s::bytea, %s, 1) FROM unnest(%s::text[]) AS t"
+                " ON CONFLICT (term, block) DO UPDATE SET bits = set_bit(b.bits, %s, 1)",
+                [block, bytes(BLOCK_BYTES), pos, sorted(set(terms)), pos],
+            )
+        else:
+            cur.execute(
+                f"UPDATE {_TABLE} SET bits = set_bit(bits, %s, 0)"
+                " WHERE term = ANY(%s::text[]) AND block = %s",
+                [pos, sorted(set(terms)), block],
             )
 
 
@@ -183,18 +211,39 @@ def top_k(
             _or_into(named_buf, at, bits)
         if term in scope_terms:
             _or_into(scope_buf, at, bits)
-    counts = np.zeros(len(blocks) * BLOCK_BITS, dtype=np.uint8)
+    # Bit-sliced counters: planes[i] holds bit i of every fact's score, 64 facts per word,
+    # so adding a term costs a few passes over n/64 words instead of n bytes.
+    top = len(word_bufs) + (1 if named_terms else 0)
+    planes = [
+        np.zeros(len(blocks) * BLOCK_BYTES // 8, dtype=np.uint64) for _ in range(top.bit_length())
+    ]
     for buf in word_bufs.values():
-        counts += _unpack(buf)
+        _add(planes, np.frombuffer(buf, dtype=np.uint64))
     if named_terms:
-        counts += _unpack(named_buf)
+        _add(planes, np.frombuffer(named_buf, dtype=np.uint64))
     if scope is not None:
-        counts *= _unpack(scope_buf)
-    return _newest_by_level(counts, blocks, limit)
+        in_scope = np.frombuffer(scope_buf, dtype=np.uint64)
+        for plane in planes:
+            plane &= in_scope
+    return _newest_by_level(planes, top, blocks, limit)
 
 
-def _unpack(buf: bytearray) -> np.ndarray:
-    return np.unpackbits(np.frombuffer(buf, dtype=np.uint8), bitorder="little")
+def _add(planes: list[np.ndarray], bits: np.ndarray) -> None:
+    """planes += bits, one ripple-carry step per plane (each fact's counter gains 0 or 1)."""
+    carry = bits.copy()
+    for plane in planes:
+        next_carry = plane & carry
+        plane ^= carry
+        carry = next_carry
+        if not carry.any():
+            break
+
+
+def _level_mask(planes: list[np.ndarray], level: int) -> np.ndarray:
+    mask = np.full_like(planes[0], np.iinfo(np.uint64).max)
+    for i, plane in enumerate(planes):
+        mask &= plane if (level >> i) & 1 else ~plane
+    return mask
 
 
 def _or_into(buf: bytearray, at: int, bits: bytes) -> None:
@@ -202,27 +251,26 @@ def _or_into(buf: bytearray, at: int, bits: bytes) -> None:
     mine |= np.frombuffer(bits, dtype=np.uint8)
 
 
-def _ids(positions: np.ndarray, blocks: np.ndarray) -> np.ndarray:
-    return blocks[positions // BLOCK_BITS] * BLOCK_BITS + positions % BLOCK_BITS
-
-
-def _newest_by_level(counts: np.ndarray, blocks: np.ndarray, limit: int) -> list[tuple]:
-    sizes = np.bincount(counts)
+def _newest_by_level(
+    planes: list[np.ndarray], top: int, blocks: np.ndarray, limit: int
+) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
-    for level in range(len(sizes) - 1, 0, -1):
-        if not sizes[level]:
+    for level in range(top, 0, -1):
+        mask = _level_mask(planes, level)
+        if not mask.any():
             continue
-        want = limit - len(out)
-        ids = _ids(np.flatnonzero(counts == level), blocks)
-        out += [(mid, level) for mid in _newest(ids, want, counts, blocks, level)]
+        positions = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+        ids = blocks[positions // BLOCK_BITS] * BLOCK_BITS + positions % BLOCK_BITS
+        out += [(mid, level) for mid in _newest(ids, limit - len(out), blocks)]
         if len(out) >= limit:
             break
     return out
 
 
-def _newest(ids: np.ndarray, want: int, counts, blocks, level: int) -> list[int]:
+def _newest(ids: np.ndarray, want: int, blocks: np.ndarray) -> list[int]:
     """The ``want`` most recently seen of ``ids``: fetch them all when few, else walk."""
-    if len(ids) <= max(DIRECT_MIN, int((want * int(blocks[-1] + 1) * BLOCK_BITS) ** 0.5)):
+    universe = int(blocks[-1] + 1) * BLOCK_BITS
+    if len(ids) <= max(DIRECT_MIN, int((want * universe) ** 0.5)):
         return _fetch_newest(ids, want)
     return _walk_newest(ids, want)
 
