@@ -15,7 +15,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory import services as memory
-from memory.models import Kind, Source
 from qualify import agent, context, llm, prompts, verdict
 from qualify.models import (
     Company,
@@ -262,9 +261,9 @@ def _remember_verdict(q: Qualification, posting: Posting) -> str | None:
     try:
         memory.remember(
             text=verdict_fact_text(q, posting),
-            kind=Kind.PREFERENCE,
+            kind=memory.Kind.PREFERENCE,
             company=posting.company.name,
-            source=Source.VERDICT,
+            source=memory.Source.VERDICT,
             fit_score=q.fit_score,
             ref=f"qualification:{q.pk}",
             actor="qualify",
@@ -438,9 +437,9 @@ def record_outcome(
     try:
         memory.remember(
             text=text,
-            kind=Kind.OUTCOME,
+            kind=memory.Kind.OUTCOME,
             company=posting.company.name,
-            source=Source.OUTCOME,
+            source=memory.Source.OUTCOME,
             fit_score=qualification.fit_score if qualification else None,
             ref=f"outcome:{outcome.pk}",
             actor="qualify",
