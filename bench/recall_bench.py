@@ -156,7 +156,7 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=max(Console().width, 150))
     benchdb.setup(args.backend)
     rows = []
     for size in sizes:

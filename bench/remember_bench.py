@@ -68,7 +68,7 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=max(Console().width, 150))
     benchdb.setup(args.backend)
     ledger = _use_remember_db(args.backend)
 

@@ -184,7 +184,7 @@ def paths(monkeypatch: pytest.MonkeyPatch) -> Counter:
 def _check_every_path(rng: random.Random, reference, paths: Counter, monkeypatch) -> None:
     # DIRECT_MIN moves the line between fetching a score level's facts and walking the
     # recency index for them: each setting must give the reference ranking.
-    for direct_min in (2000, 0, 10**9):
+    for direct_min in (256, 0, 10**9):
         monkeypatch.setattr(bitmaps, "DIRECT_MIN", direct_min)
         for query, company, limit in _queries(rng, 120):
             assert _ranking(query, company, limit) == reference(query, company, limit), (
