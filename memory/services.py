@@ -19,6 +19,7 @@ from django.utils.dateparse import parse_datetime
 from memory import bitmaps, index, keyword, modes
 from memory import text as textmod
 from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError, SecretRefused
+
 # Kind and Source are part of the door's vocabulary: callers (qualify) name them as
 # services.Kind / services.Source and never import memory.models.
 from memory.models import Kind, Memory, MemoryToken, Source
