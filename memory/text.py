@@ -15,6 +15,20 @@ _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 
 
+# The stop-words English list (~1,250 words) is built for web text and drops words that carry
+# meaning in a job search: "on-call" would vanish entirely, "own the roadmap", "remote work",
+# "AI", "UK" and "Microsoft" would be unsearchable. These stay content words.
+KEPT_WORDS = frozenset(
+    {
+        "ai", "ml", "qa", "hr", "uk", "net", "web", "website", "microsoft", "computer",
+        "system", "test", "research", "call", "work", "worked", "working", "works", "own",
+        "new", "first", "best", "full", "part", "high", "low", "home", "open", "free",
+        "group", "front", "back", "end", "site", "year", "years", "state", "large", "small",
+        "big",
+    }
+)  # fmt: skip
+
+
 @lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
     from stop_words import get_stop_words
@@ -22,7 +36,7 @@ def stopwords() -> frozenset[str]:
     words = set()
     for word in get_stop_words("english"):
         words.update(w.casefold() for w in _WORD.findall(unicodedata.normalize("NFC", word)))
-    return frozenset(words)
+    return frozenset(words - KEPT_WORDS)
 
 
 def collapse(text: str) -> str:

@@ -47,8 +47,19 @@ def test_it_matches_whole_words_only():
 
 def test_it_never_matches_own_against_ownership():
     ownership = _remember("Values ownership culture")
-    assert ownership not in _ids("own")
+    own = _remember("Wants to own the roadmap")
+    assert _ids("own") == [own]
     assert _ids("ownership") == [ownership]
+
+
+def test_it_keeps_job_search_words_that_generic_stopword_lists_drop():
+    on_call = _remember("Northwind runs a weekly on-call rotation")
+    ai = _remember("Prefers AI product teams in the UK")
+    remote_work = _remember("Remote work from home is a must")
+    assert _ids("on-call") == [on_call]
+    assert _ids("ai") == [ai]
+    assert _ids("uk") == [ai]
+    assert _ids("work from home") == [remote_work]
 
 
 def test_it_matches_words_split_by_punctuation_and_hyphens():
