@@ -83,6 +83,18 @@ class WriteApi(APIView):
         return request.user.get_username()
 
 
+class ReadWriteApi(WriteApi):
+    """GET reads (any authenticated user, unthrottled); other methods are guarded writes."""
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "GET":
+            return [IsAuthenticated()]
+        return super().get_permissions()
+
+    def get_throttles(self) -> list[Any]:
+        return [] if self.request.method == "GET" else super().get_throttles()
+
+
 class RecallApi(ReadApi):
     throttle_scope = "recall"
     field_names = {"query": "q"}
@@ -131,7 +143,7 @@ class FactPagination(CursorPagination):
     max_page_size = MAX_PAGE_SIZE
 
 
-class MemoryListApi(WriteApi):
+class MemoryListApi(ReadWriteApi):
     """GET lists (any reader); POST remembers (writers)."""
 
     @extend_schema_serializer(component_name="FactListQuery")
@@ -169,14 +181,6 @@ class MemoryListApi(WriteApi):
         id = serializers.IntegerField()
         created = serializers.BooleanField(help_text="false: an exact duplicate was touched")
         seen_count = serializers.IntegerField()
-
-    def get_permissions(self) -> list[Any]:
-        if self.request.method == "GET":
-            return [IsAuthenticated()]
-        return super().get_permissions()
-
-    def get_throttles(self) -> list[Any]:
-        return [] if self.request.method == "GET" else super().get_throttles()
 
     @extend_schema(
         operation_id="memories_list",
@@ -220,7 +224,7 @@ class MemoryListApi(WriteApi):
         return Response(self.OutputSerializer(result.to_dict()).data, status=code)
 
 
-class MemoryDetailApi(WriteApi):
+class MemoryDetailApi(ReadWriteApi):
     """GET shows one fact, deleted included (readers); DELETE soft-deletes it (writers)."""
 
     # Forgetting is a soft delete, curation like a correction: the same permission the admin
@@ -233,14 +237,6 @@ class MemoryDetailApi(WriteApi):
         reason = serializers.CharField(
             max_length=services.MAX_REASON_CHARS, help_text="why it is wrong or obsolete"
         )
-
-    def get_permissions(self) -> list[Any]:
-        if self.request.method == "GET":
-            return [IsAuthenticated()]
-        return super().get_permissions()
-
-    def get_throttles(self) -> list[Any]:
-        return [] if self.request.method == "GET" else super().get_throttles()
 
     @extend_schema(
         operation_id="memories_retrieve",
