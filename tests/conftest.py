@@ -1,4 +1,7 @@
 import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -22,3 +25,50 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+
+
+# The flags that work on these machines (no GPU, no sandbox for root, no network chatter).
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--window-size=1400,1000",
+)
+
+
+def _chromium_binaries() -> tuple[str, str]:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if chromium and driver:
+        return chromium, driver
+    missing = "chromium" if not chromium else "chromedriver"
+    message = f"{missing} is not installed: run scripts/ensure-chromium (scripts/test does)"
+    if _on_ci():
+        pytest.fail(f"CI=true and {message}")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator["WebDriver"]:  # noqa: F821
+    """Headless Debian Chromium via Selenium; skips on a laptop without it, fails in CI."""
+    chromium, driver_path = _chromium_binaries()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    # A fresh profile per test: no cookies or cache leak between runs.
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    driver.implicitly_wait(0)
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -5,11 +5,6 @@ Headless Chromium + chromedriver (scripts/ensure-chromium, run by scripts/test).
 them the test skips on a laptop and fails in CI.
 """
 
-import os
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from django.contrib.auth import get_user_model
 from qualify_fakes import make_posting
@@ -19,41 +14,7 @@ from qualify.models import Qualification
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
 PASSWORD = "funnel-viewer-2026"
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        message = "chromium/chromedriver missing: run scripts/ensure-chromium"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"CI=true and {message}")
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, tmp_path):
