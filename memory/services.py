@@ -225,6 +225,25 @@ def _touch(fact_key: str, now: datetime) -> Memory | None:
     return Memory.from_db(connection.alias, [f.attname for f in fields], values)
 
 
+def _row_fields(
+    fact: CleanFact, *, actor: str, now: datetime, created_at: datetime | None
+) -> dict[str, Any]:
+    """The columns of a new fact row, shared by the single and the bulk write paths."""
+    return {
+        "text": fact.text,
+        "kind": fact.kind,
+        "company": fact.company,
+        "company_key": fact.company_key,
+        "source": fact.source,
+        "fit_score": fact.fit_score,
+        "ref": fact.ref,
+        "fact_key": fact.fact_key,
+        "created_at": created_at or now,
+        "last_seen_at": now,
+        "created_by": actor,
+    }
+
+
 def _write(
     fact: CleanFact,
     *,
@@ -242,17 +261,7 @@ def _write(
             # A savepoint, so losing the race below leaves the outer transaction usable.
             with transaction.atomic():
                 memory = Memory.all_objects.create(
-                    text=fact.text,
-                    kind=fact.kind,
-                    company=fact.company,
-                    company_key=fact.company_key,
-                    source=fact.source,
-                    fit_score=fact.fit_score,
-                    ref=fact.ref,
-                    fact_key=fact.fact_key,
-                    created_at=created_at or now,
-                    last_seen_at=now,
-                    created_by=actor,
+                    **_row_fields(fact, actor=actor, now=now, created_at=created_at),
                     supersedes=supersedes,
                 )
                 _index_tokens([memory])
@@ -471,17 +480,7 @@ def _import_batch(
                 touches[fact.fact_key] = touches.get(fact.fact_key, 0) + 1
                 continue
             fresh[fact.fact_key] = Memory(
-                text=fact.text,
-                kind=fact.kind,
-                company=fact.company,
-                company_key=fact.company_key,
-                source=fact.source,
-                fit_score=fact.fit_score,
-                ref=fact.ref,
-                fact_key=fact.fact_key,
-                created_at=created_at or now,
-                last_seen_at=now,
-                created_by=actor,
+                **_row_fields(fact, actor=actor, now=now, created_at=created_at)
             )
         touched_by_fallback = 0
         try:
