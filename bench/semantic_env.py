@@ -1,7 +1,8 @@
 """Set-up shared by the semantic-index benchmarks: own databases, mem0 mode, a fresh index.
 
-Ledger: PostgreSQL ``karani_semantic_bench`` (or SQLite under the temp dir); vectors:
-``karani_vec_bench`` with pgvector. Neither is ever a real ledger or another bench's.
+Ledger: PostgreSQL ``karani_sem_ledger_bench`` (or SQLite under the temp dir); vectors:
+``karani_sem_vec_bench`` with pgvector (KARANI_BENCH_LEDGER_DB / KARANI_BENCH_VECTOR_DB
+override them). Neither is ever a real ledger or another bench's.
 """
 
 import os
@@ -12,8 +13,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
-VECTOR_DB = "karani_vec_bench"
-LEDGER_DB = "karani_semantic_bench"
+# Bench databases only (never a real ledger): karani_<owner>_* per the shared-machine rule.
+VECTOR_DB = os.environ.get("KARANI_BENCH_VECTOR_DB", "karani_sem_vec_bench")
+LEDGER_DB = os.environ.get("KARANI_BENCH_LEDGER_DB", "karani_sem_ledger_bench")
 
 
 def _ensure_database(name: str, *, vector: bool) -> None:

@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/semantic_latency.py [--sizes 10000,100000] [--queries 200]
 
-Ledger: PostgreSQL ``karani_semantic_bench`` grown with bench/ledgergen.py facts through
-``services.import_facts`` (kept between runs). Index: ``karani_vec_bench``, one collection
+Ledger: PostgreSQL ``karani_sem_ledger_bench`` grown with bench/ledgergen.py facts through
+``services.import_facts`` (kept between runs). Index: ``karani_sem_vec_bench``, one collection
 per size, HNSW (cosine). The first 10k facts get their real embeddings (cached under the
 temp dir); past 10k, each further fact gets a real vector plus small Gaussian noise,
 re-normalised: realistic geometry for HNSW without encoding 100k texts on 2 cores.
@@ -72,7 +72,7 @@ def _load_collection(size: int) -> None:
     client = guarded(lambda c: c)
     client.store._ensure_collection()
     if store.counts(client)[0] == size:
-        store.ensure_indexes(client, analyze=True)
+        store.ensure_indexes(client, analyze=True, maintenance=True)
         return
     client.store.delete_col()
     client.store.create_col()
@@ -90,10 +90,7 @@ def _load_collection(size: int) -> None:
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.insert_rows(client, batch, vecs.tolist())
     t1 = time.perf_counter()
-    with client.pool.connection() as conn:
-        conn.execute("SET maintenance_work_mem = '512MB'")
-        conn.execute("SET statement_timeout = 0")
-    store.ensure_indexes(client, analyze=True)
+    store.ensure_indexes(client, analyze=True, maintenance=True)
     print(
         f"  loaded {size} vectors in {t1 - t0:.0f}s, HNSW built in {time.perf_counter() - t1:.0f}s",
         file=sys.stderr,

@@ -183,3 +183,51 @@ def test_it_recreates_a_dropped_collection_on_the_next_attempt(taught, settings,
         assert conn.execute("SELECT to_regclass(%s) IS NOT NULL", (taught,)).fetchone()[0]
     # Everything else is pending until a reindex: the new table only holds the new fact.
     assert Memory.objects.filter(indexed_at__isnull=True).count() == 3
+
+
+@pytest.fixture
+def locked_collection(taught, vector_database):
+    """Another session holds an exclusive lock on the collection: a store that accepts the
+    connection, then never finishes a statement (the hang after connect)."""
+    holder = psycopg.connect(vector_database)
+    holder.execute(f'LOCK TABLE "{taught}" IN ACCESS EXCLUSIVE MODE')
+    yield holder
+    holder.rollback()
+    holder.close()
+
+
+def test_a_query_hung_on_a_lock_falls_back_within_the_timeout(
+    locked_collection, settings, caplog, vector_database
+):
+    started = time.monotonic()
+    result = services.recall(query=PARAPHRASE)
+    spent_on_recall = time.monotonic() - started
+    # A batch of writes behind the hung store: each lands in the ledger, pending, and the
+    # whole batch pays that one timeout (the breaker is open after the recall).
+    started = time.monotonic()
+    ids = [services.remember(text=f"Batch fact {n} about async teams").id for n in range(20)]
+    spent_on_writes = time.monotonic() - started
+
+    assert (result.mode, result.fallback) == ("mem0", True)
+    assert spent_on_recall < settings.KARANI_VECTOR_TIMEOUT + 1.5, spent_on_recall
+    assert spent_on_writes < 2.0, spent_on_writes
+    assert Memory.objects.filter(pk__in=ids, indexed_at__isnull=True).count() == 20
+    warnings = karani_warnings(caplog)
+    assert len(warnings) == 1, warnings
+    assert "QueryCanceled" in warnings[0] or "statement timeout" in warnings[0], warnings
+
+
+def test_a_write_hung_on_a_lock_stays_pending_and_reindex_restores(
+    locked_collection, taught, settings, caplog, vector_database
+):
+    started = time.monotonic()
+    pending = _assert_degraded_but_answering(caplog)
+    assert time.monotonic() - started < settings.KARANI_VECTOR_TIMEOUT + 2
+
+    with psycopg.connect(vector_database) as conn:  # the lock was held throughout
+        conn.execute("SET lock_timeout = '100ms'")
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            conn.execute(f'SELECT 1 FROM "{taught}" LIMIT 1')
+
+    locked_collection.rollback()  # the other session lets go
+    _assert_reindex_restores(pending)

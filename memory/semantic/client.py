@@ -75,6 +75,33 @@ def _configure_connection(conn: Any) -> None:
     conn.commit()
 
 
+def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
+    """libpq parameters that bound every way a vector-store call can hang.
+
+    - connect_timeout: a server that accepts and never answers the start-up;
+    - statement_timeout (server side): a query that runs or waits too long once connected
+      (a lock held by another session, a slow scan), so a recall falls back and a write
+      stays pending instead of blocking its caller (a qualify batch) indefinitely. Reindex
+      lifts it for its index builds (store.maintenance);
+    - TCP keepalives + tcp_user_timeout: a peer that vanished (network cut, host gone)
+      while a pooled connection sat idle or waited for an answer.
+    """
+    from psycopg.conninfo import conninfo_to_dict
+
+    timeout_ms = max(100, round(cfg.timeout * 1000))
+    # Keep any options the DSN already carries (e.g. a search_path); ours come last and win.
+    options = conninfo_to_dict(cfg.dsn).get("options") or ""
+    return {
+        "connect_timeout": max(1, round(cfg.timeout)),
+        "options": f"{options} -c statement_timeout={timeout_ms}".strip(),
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 2,
+        "keepalives_count": 3,
+        "tcp_user_timeout": max(1000, timeout_ms * 2),
+    }
+
+
 def new_pool(cfg: SemanticConfig) -> Any:
     """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
     from psycopg_pool import ConnectionPool
@@ -86,8 +113,7 @@ def new_pool(cfg: SemanticConfig) -> Any:
         min_size=1,
         max_size=5,
         timeout=timeout,
-        # A server that accepts and never answers: connect_timeout bounds each attempt.
-        kwargs={"connect_timeout": max(1, round(timeout))},
+        kwargs=connection_kwargs(cfg),
         check=ConnectionPool.check_connection,
         configure=_configure_connection,
         reconnect_timeout=max(timeout * 5, 10),

@@ -128,7 +128,7 @@ def reindex(
     def run(client: Client) -> ReindexReport:
         step = _pending if pending_only else _full
         written, removed = step(client, batch_size, progress)
-        store.ensure_indexes(client, analyze=True)
+        store.ensure_indexes(client, analyze=True, maintenance=True)
         rows, ledger_rows = store.counts(client)
         return ReindexReport(
             pending_only=pending_only,

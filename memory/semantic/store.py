@@ -95,7 +95,7 @@ def counts(client: Client) -> tuple[int, int]:
     return int(rows), int(ledger_rows)
 
 
-def ensure_indexes(client: Client, *, analyze: bool = False) -> None:
+def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> None:
     """What the scoped search needs beyond mem0's table: HNSW, and planner statistics.
 
     mem0 creates the HNSW index with the table; recreate it if someone dropped it. Without
@@ -103,6 +103,11 @@ def ensure_indexes(client: Client, *, analyze: bool = False) -> None:
     filter keeps 0.5% of rows and picks a sequential scan + sort over every vector (seen at
     10k and 100k rows); the expression index gives it real numbers (and serves small scopes
     exactly), so the HNSW index (with iterative scan) carries the usual query.
+
+    ``maintenance`` (reindex, an operator command) lifts the pool's statement timeout for
+    this transaction: building HNSW over 100k vectors takes far longer than a query may.
+    Otherwise (first use in a process) a missing index that cannot be built within the
+    timeout fails the call like any other hang, and `karani reindex` builds it.
     """
     col = client.config.collection
     statements = [
@@ -119,5 +124,10 @@ def ensure_indexes(client: Client, *, analyze: bool = False) -> None:
     if analyze:
         statements.append(sql.SQL("ANALYZE {}").format(sql.Identifier(col)))
     with client.pool.connection() as conn:
+        if maintenance:
+            conn.execute("SET LOCAL statement_timeout = 0")
+            # An HNSW build whose graph does not fit maintenance_work_mem (64 MB by default:
+            # ~100k 384-dim vectors) spills and is several times slower.
+            conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
         for statement in statements:
             conn.execute(statement)
