@@ -29,8 +29,8 @@ class Hit:
     score: float
 
 
-def named_company_keys(query: str, scope_key: str | None) -> list[str]:
-    """Company keys (of live facts, within scope) that the query names word for word."""
+def company_candidates(query: str) -> set[str]:
+    """Every run of up to eight query words, as a company key: what the query may name."""
     pieces = textmod.company_key(query).split(" ")[:_MAX_QUERY_PIECES]
     candidates: set[str] = set()
     for start in range(len(pieces)):
@@ -39,6 +39,12 @@ def named_company_keys(query: str, scope_key: str | None) -> list[str]:
             candidates.add(run)
             candidates.add(run.strip(_EDGE_PUNCT))
     candidates.discard("")
+    return candidates
+
+
+def named_company_keys(query: str, scope_key: str | None) -> list[str]:
+    """Company keys (of live facts, within scope) that the query names word for word."""
+    candidates = company_candidates(query)
     if scope_key is not None:
         return [scope_key] if scope_key in candidates else []
     if not candidates:
@@ -59,7 +65,13 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     ranking from the token table, kept as the readable reference.
     """
     tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
-    named = named_company_keys(query, company_key)
+    candidates = company_candidates(query)
+    if company_key is not None:
+        named = [company_key] if company_key in candidates else []
+    else:
+        # Every candidate: a key that no live fact carries has no bits, so the bitmap read
+        # itself tells which companies the query names (no query on the memories table).
+        named = sorted(candidates)
     ranked = bitmaps.top_k(tokens=tokens, named=named, scope=company_key, limit=limit)
     return [Hit(memory_id=mid, score=float(score)) for mid, score in ranked]
 

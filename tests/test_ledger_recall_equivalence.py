@@ -170,7 +170,7 @@ def _ranking(query: str, company: str | None, limit: int) -> list[tuple[int, flo
 def paths(monkeypatch: pytest.MonkeyPatch) -> Counter:
     """Counts which way each score level's newest facts were found."""
     seen: Counter = Counter()
-    for name in ("_fetch_newest", "_walk_newest"):
+    for name in ("_fetch_newest", "_walk_newest", "_walk_newest_pg"):
         original = getattr(bitmaps, name)
 
         def spy(*args, _original=original, _name=name, **kwargs):
@@ -183,17 +183,21 @@ def paths(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
 def _check_every_path(rng: random.Random, reference, paths: Counter, monkeypatch) -> None:
     # DIRECT_MIN moves the line between fetching a score level's facts and walking the
-    # recency index for them: each setting must give the reference ranking.
-    for direct_min in (256, 0, 10**9):
+    # recency index for them: each setting must give the reference ranking. A one-row
+    # first window makes the Postgres walk widen its window again and again.
+    for direct_min, window in ((256, 256), (0, 256), (0, 1), (10**9, 256)):
         monkeypatch.setattr(bitmaps, "DIRECT_MIN", direct_min)
+        monkeypatch.setattr(bitmaps, "WALK_MIN_WINDOW", window)
+        monkeypatch.setattr(bitmaps, "WALK_SPREAD", 2 if window > 1 else 0)
         for query, company, limit in _queries(rng, 120):
             assert _ranking(query, company, limit) == reference(query, company, limit), (
                 direct_min,
+                window,
                 query,
                 company,
                 limit,
             )
-    assert paths["_walk_newest"] > 0
+    assert paths["_walk_newest"] + paths["_walk_newest_pg"] > 0
     assert paths["_fetch_newest"] > 0
 
 
