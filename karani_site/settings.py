@@ -62,6 +62,8 @@ if "testserver" not in ALLOWED_HOSTS:
     ALLOWED_HOSTS.append("testserver")
 
 INSTALLED_APPS = [
+    # First, so its runserver (TCP_NODELAY: no 40 ms Nagle stall) wins over staticfiles'.
+    "karani_site",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
