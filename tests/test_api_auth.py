@@ -7,9 +7,11 @@ from api_helpers import client_with, error_of, token_for, user_with_perm
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from rest_framework.authentication import TokenAuthentication as DrfTokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from memory import services
+from memory.api.authentication import TokenAuthentication
 from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +127,44 @@ def test_it_refuses_a_token_for_an_unknown_user_without_create_user():
     with pytest.raises(CommandError, match="no user 'ghost'; add --create-user"):
         call_command("api-token", "ghost", stdout=StringIO())
     assert not get_user_model().objects.filter(username="ghost").exists()
+
+
+def test_it_stops_accepting_a_token_once_it_is_rotated():
+    old = token_for("carol")
+    client = client_with(old)
+    assert client.get("/api/memories/recall?q=remote").status_code == 200
+    call_command("api-token", "carol", "--rotate", stdout=StringIO())
+    response = client.get("/api/memories/recall?q=remote")
+    assert response.status_code == 401
+    assert error_of(response)["message"] == "Invalid token."
+
+
+def test_it_refuses_the_token_of_an_inactive_user():
+    token = token_for("dave")
+    get_user_model().objects.filter(username="dave").update(is_active=False)
+    response = client_with(token).get("/api/memories/recall?q=remote")
+    assert response.status_code == 401
+    assert error_of(response) == {
+        "code": "authentication_failed",
+        "message": "User inactive or deleted.",
+        "fields": {},
+    }
+
+
+def test_its_token_lookup_loads_what_drf_loads_in_one_query(django_assert_num_queries):
+    # karani's TokenAuthentication replaces DRF's ORM lookup with one raw join (cheaper per
+    # request); the user and token it hands to the views must be the same objects' values.
+    key = token_for("erin", writer=True)
+    with django_assert_num_queries(1):
+        user, token = TokenAuthentication().authenticate_credentials(key)
+    drf_user, drf_token = DrfTokenAuthentication().authenticate_credentials(key)
+    fields = [f.attname for f in get_user_model()._meta.concrete_fields]
+    assert [getattr(user, f) for f in fields] == [getattr(drf_user, f) for f in fields]
+    assert set(vars(user)) == set(vars(drf_user))
+    assert (token.key, token.user_id, token.created) == (
+        drf_token.key,
+        drf_token.user_id,
+        drf_token.created,
+    )
+    assert token.user is user and not token._state.adding
+    assert user.has_perm("memory.add_memory") is drf_user.has_perm("memory.add_memory")
