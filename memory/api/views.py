@@ -133,7 +133,10 @@ class RecallApi(ReadApi):
         result = services.recall(
             query=data["q"], company=data.get("company") or None, limit=data["limit"]
         )
-        return Response(self.OutputSerializer(result.to_dict()).data)
+        # to_dict() is already the OutputSerializer's shape (same keys, order and ISO strings;
+        # the schema test checks every answer against it). Running it through the serializer
+        # only copied it, at ~0.2 ms a request: a tenth of the API's budget on the hot path.
+        return Response(result.to_dict())
 
 
 class FactPagination(CursorPagination):
