@@ -1,9 +1,15 @@
 """Term bitmaps: the keyword index in the shape exact top-k ranking needs.
 
 For each *term* — a content word ("w:remote"), a company scope ("c:northwind robotics") or
-the global scope ("g") — and each block of 8,192 consecutive fact ids, one row holds a
-1 KiB bitset of the live facts in that block that carry the term. Maintained beside
-``memory_tokens`` in the same transaction as every write, and cleared on soft delete.
+the global scope ("g") — and each block of 8,192 consecutive fact ids, one row holds the set
+of live facts in that block that carry the term. Maintained beside ``memory_tokens`` in the
+same transaction as every write, and cleared on soft delete.
+
+Two encodings share the ``bits`` column, told apart by length: a 1 KiB bitset (bit i = fact
+block * 8192 + i), or, for up to ``SPARSE_MAX`` facts, their offsets in the block as
+little-endian uint16 (2 bytes each). Most rows are rare words with a handful of facts: at a
+million facts 95% of rows hold under 32, and the sparse form shrinks the table from 1.5 GB
+to about 140 MB, so a recall's rows come from shared buffers instead of the disk cache.
 
 Why: the score is "distinct query words in the fact (+1 for a named company)", so the exact
 top-k needs, for every fact, how many query words it holds. Summing postings row by row costs
@@ -27,7 +33,32 @@ if TYPE_CHECKING:
 BLOCK_BITS = 8192
 BLOCK_BYTES = BLOCK_BITS // 8
 GLOBAL_TERM = "g"
+# Offsets a row holds before it turns into a bitset (128 bytes, an eighth of one).
+SPARSE_MAX = 64
 _REBUILD_BATCH = 500
+
+
+def encode(bitset: bytes | bytearray) -> bytes:
+    """The stored form of one block's bitset: its offsets when few, else the bitset itself."""
+    bits = np.frombuffer(bytes(bitset), dtype=np.uint8)
+    if int(np.bitwise_count(bits).sum()) > _sparse_max():
+        return bytes(bitset)
+    offsets = np.flatnonzero(np.unpackbits(bits, bitorder="little"))
+    return offsets.astype("<u2").tobytes()
+
+
+def _sparse_max() -> int:
+    # An offset list must stay shorter than a bitset: the length tells them apart.
+    return min(SPARSE_MAX, (BLOCK_BYTES - 1) // 2)
+
+
+def decode(stored: bytes) -> bytearray:
+    """A stored row back to its 1 KiB bitset."""
+    if len(stored) == BLOCK_BYTES:
+        return bytearray(stored)
+    bits = np.zeros(BLOCK_BITS, dtype=np.uint8)
+    bits[np.frombuffer(stored, dtype="<u2")] = 1
+    return bytearray(np.packbits(bits, bitorder="little").tobytes())
 
 
 def word_term(token: str) -> str:
@@ -80,16 +111,16 @@ def _apply(facts: Iterable[tuple[int, list[str]]], *, on: bool) -> None:
             pk, bits = existing.get(key, (None, None))
             if pk is None and not on:  # clearing a bit that was never set
                 continue
-            buf = bytearray(bits if pk is not None else BLOCK_BYTES)
+            buf = decode(bits) if pk is not None else bytearray(BLOCK_BYTES)
             for pos in changes[key]:
                 if on:
                     buf[pos >> 3] |= 1 << (pos & 7)
                 else:
                     buf[pos >> 3] &= ~(1 << (pos & 7)) & 0xFF
             if pk is None:
-                inserts.append((key[0], key[1], bytes(buf)))
+                inserts.append((key[0], key[1], encode(buf)))
             else:
-                updates.append((bytes(buf), pk))
+                updates.append((encode(buf), pk))
         if updates:
             cur.executemany(f"UPDATE {_TABLE} SET bits = %s WHERE id = %s", updates)
         if inserts:
@@ -99,27 +130,70 @@ def _apply(facts: Iterable[tuple[int, list[str]]], *, on: bool) -> None:
 
 
 def _apply_one_pg(memory_id: int, terms: list[str], *, on: bool) -> None:
-    """One fact, one statement: its terms share a block and a bit, so set_bit does it all.
+    """One fact, one statement: its terms share a block and an offset.
 
     remember() runs this; the read-modify-write path above would cost three round trips.
-    set_bit numbers bits like this module does: bit n is (byte n // 8, bit n % 8 from the
-    least significant end).
+    karani_bits_set() (migration 0006) edits either encoding in the database: bitsets
+    through set_bit(), which numbers bits like this module (bit n is byte n // 8, bit n % 8
+    from the least significant end), offset lists by appending or dropping 2 bytes.
     """
     block, pos = divmod(memory_id, BLOCK_BITS)
     with connection.cursor() as cur:
         if on:
             cur.execute(
                 f"INSERT INTO {_TABLE} AS b (term, block, bits)"
-                " SELECT t, %s, set_bit(%s::bytea, %s, 1) FROM unnest(%s::text[]) AS t"
-                " ON CONFLICT (term, block) DO UPDATE SET bits = set_bit(b.bits, %s, 1)",
-                [block, bytes(BLOCK_BYTES), pos, sorted(set(terms)), pos],
+                " SELECT t, %s, %s FROM unnest(%s::text[]) AS t"
+                " ON CONFLICT (term, block) DO UPDATE"
+                " SET bits = karani_bits_set(b.bits, %s, 1, %s, %s)",
+                [block, _offsets(pos), sorted(set(terms)), pos, _sparse_max(), BLOCK_BYTES],
             )
         else:
             cur.execute(
-                f"UPDATE {_TABLE} SET bits = set_bit(bits, %s, 0)"
+                f"UPDATE {_TABLE} SET bits = karani_bits_set(bits, %s, 0, %s, %s)"
                 " WHERE term = ANY(%s::text[]) AND block = %s",
-                [pos, sorted(set(terms)), block],
+                [pos, _sparse_max(), BLOCK_BYTES, sorted(set(terms)), block],
             )
+
+
+def _offsets(*positions: int) -> bytes:
+    return np.array(positions, dtype="<u2").tobytes()
+
+
+# Created by migration 0006 (Postgres only). Offsets stay in insertion order: readers do not
+# need them sorted, and appending keeps the common case (a new, highest id) one concatenation.
+BITS_SET_FUNCTION = """
+CREATE OR REPLACE FUNCTION karani_bits_set(bits bytea, pos integer, val integer,
+                                           sparse_max integer, dense_bytes integer)
+RETURNS bytea LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    n integer := length(bits) / 2;
+    dense bytea;
+BEGIN
+    IF length(bits) = dense_bytes THEN
+        RETURN set_bit(bits, pos, val);
+    END IF;
+    FOR i IN 0 .. n - 1 LOOP
+        IF get_byte(bits, 2 * i) + 256 * get_byte(bits, 2 * i + 1) = pos THEN
+            IF val = 1 THEN
+                RETURN bits;
+            END IF;
+            RETURN substring(bits FROM 1 FOR 2 * i) || substring(bits FROM 2 * i + 3);
+        END IF;
+    END LOOP;
+    IF val = 0 THEN
+        RETURN bits;
+    END IF;
+    IF n < sparse_max THEN
+        RETURN bits || set_byte(set_byte('\\x0000'::bytea, 0, mod(pos, 256)), 1, pos / 256);
+    END IF;
+    dense := set_bit(decode(repeat('00', dense_bytes), 'hex'), pos, 1);
+    FOR i IN 0 .. n - 1 LOOP
+        dense := set_bit(dense, get_byte(bits, 2 * i) + 256 * get_byte(bits, 2 * i + 1), 1);
+    END LOOP;
+    RETURN dense;
+END
+$$
+"""
 
 
 def _marks(values: list) -> str:
@@ -175,7 +249,7 @@ def _rebuild_block(block: int, model: type) -> None:
         for memory_id, company_key in cur.fetchall():
             mark(scope_term(company_key), memory_id)
     model.objects.bulk_create(
-        [model(term=t, block=block, bits=bytes(b)) for t, b in sorted(bits.items())],
+        [model(term=t, block=block, bits=encode(b)) for t, b in sorted(bits.items())],
         batch_size=_REBUILD_BATCH,
     )
 
@@ -198,26 +272,27 @@ def top_k(
     named_terms = {scope_term(k) for k in named}
     scope_terms = {scope_term(scope), GLOBAL_TERM} if scope is not None else set()
     rows = _fetch(sorted(words | named_terms | scope_terms))
-    blocks = np.array(sorted({b for _, b, _ in rows}), dtype=np.int64)
-    if not len(blocks):
+    if not rows:
         return []
-    slot = {int(b): i for i, b in enumerate(blocks)}
+    blocks = np.unique(np.concatenate([r.blocks for r in rows]))
+    size = len(blocks) * BLOCK_BYTES
     # One dense buffer per role (words are summed; scope and named-company terms are OR-ed),
     # so numpy sees a few long arrays instead of hundreds of 1 KiB ones.
-    word_bufs: dict[str, bytearray] = {}
-    named_buf = bytearray(len(blocks) * BLOCK_BYTES)
-    scope_buf = bytearray(len(blocks) * BLOCK_BYTES)
+    word_bufs: dict[str, np.ndarray] = {}
+    named_buf = np.zeros(size, np.uint8)
+    scope_buf = np.zeros(size, np.uint8)
     any_named = False
-    for term, block, bits in rows:
-        at = slot[block] * BLOCK_BYTES
-        if term in words:
-            buf = word_bufs.setdefault(term, bytearray(len(blocks) * BLOCK_BYTES))
-            buf[at : at + BLOCK_BYTES] = bits
-        if term in named_terms:
-            _or_into(named_buf, at, bits)
+    for row in rows:
+        targets = []
+        if row.term in words:
+            targets.append(word_bufs.setdefault(row.term, np.zeros(size, np.uint8)))
+        if row.term in named_terms:
+            targets.append(named_buf)
             any_named = True
-        if term in scope_terms:
-            _or_into(scope_buf, at, bits)
+        if row.term in scope_terms:
+            targets.append(scope_buf)
+        for buf in targets:
+            row.or_into(buf, blocks)
     # Bit-sliced counters: planes[i] holds bit i of every fact's score, 64 facts per word,
     # so adding a term costs a few passes over n/64 words instead of n bytes.
     top = len(word_bufs) + (1 if any_named else 0)
@@ -227,31 +302,90 @@ def top_k(
         np.zeros(len(blocks) * BLOCK_BYTES // 8, dtype=np.uint64) for _ in range(top.bit_length())
     ]
     for buf in word_bufs.values():
-        _add(planes, np.frombuffer(buf, dtype=np.uint64))
+        _add(planes, buf.view(np.uint64))
     if any_named:
-        _add(planes, np.frombuffer(named_buf, dtype=np.uint64))
+        _add(planes, named_buf.view(np.uint64))
     if scope is not None:
-        in_scope = np.frombuffer(scope_buf, dtype=np.uint64)
+        in_scope = scope_buf.view(np.uint64)
         for plane in planes:
             plane &= in_scope
     return _newest_by_level(planes, top, blocks, limit)
 
 
-def _fetch(terms: list[str]) -> list[tuple[str, int, bytes]]:
-    """The bitmap rows of ``terms``: (term, block, bits)."""
-    sql = f"SELECT term, block, bits FROM {_TABLE} WHERE term "
+class _TermRows:
+    """All stored rows of one term, bitsets and offset lists apart, ready for numpy."""
+
+    __slots__ = ("dense", "dense_blocks", "sparse", "sparse_blocks", "sparse_lens", "term")
+
+    def __init__(self, term: str, dense_blocks, dense, sparse_blocks, sparse_lens, sparse):
+        self.term = term
+        self.dense_blocks = np.asarray(dense_blocks or (), dtype=np.int64)
+        self.dense = dense or b""
+        self.sparse_blocks = np.asarray(sparse_blocks or (), dtype=np.int64)
+        self.sparse_lens = np.asarray(sparse_lens or (), dtype=np.int64)
+        self.sparse = sparse or b""
+
+    @property
+    def blocks(self) -> np.ndarray:
+        return np.concatenate([self.dense_blocks, self.sparse_blocks])
+
+    def or_into(self, buf: np.ndarray, blocks: np.ndarray) -> None:
+        """buf |= this term's bits, buf laid out block after block as ``blocks`` lists them."""
+        if len(self.dense_blocks):
+            slots = np.searchsorted(blocks, self.dense_blocks)
+            rows = buf.reshape(len(blocks), BLOCK_BYTES)
+            rows[slots] |= np.frombuffer(self.dense, np.uint8).reshape(-1, BLOCK_BYTES)
+        if len(self.sparse):
+            offsets = np.frombuffer(self.sparse, dtype="<u2").astype(np.int64)
+            starts = np.searchsorted(blocks, self.sparse_blocks) * BLOCK_BITS
+            offsets += np.repeat(starts, self.sparse_lens // 2)
+            np.bitwise_or.at(buf, offsets >> 3, (1 << (offsets & 7)).astype(np.uint8))
+
+
+def _fetch(terms: list[str]) -> list[_TermRows]:
+    """The stored rows of ``terms``, one _TermRows per term that has any."""
     if connection.vendor != "postgresql":
+        grouped: dict[str, list] = {}
         with connection.cursor() as cur:
-            cur.execute(sql + f"IN ({_marks(terms)})", terms)
-            return [(t, b, bytes(bits)) for t, b, bits in cur.fetchall()]
-    # Binary results: bytea travels as raw bytes instead of hex text, which halves the cost
-    # of the largest read of a recall (about 1 MB for six common words at a million facts).
-    # Django's cursor binds on the client side, and such cursors cannot ask for binary rows,
-    # so this one statement uses a plain psycopg cursor on Django's own connection (same
-    # transaction, same settings).
+            cur.execute(
+                f"SELECT term, block, bits FROM {_TABLE} WHERE term IN ({_marks(terms)})", terms
+            )
+            for term, block, bits in cur.fetchall():
+                grouped.setdefault(term, []).append((block, bytes(bits)))
+        out = []
+        for term, parts in grouped.items():
+            dense = [(b, bits) for b, bits in parts if len(bits) == BLOCK_BYTES]
+            sparse = [(b, bits) for b, bits in parts if len(bits) != BLOCK_BYTES]
+            out.append(
+                _TermRows(
+                    term,
+                    [b for b, _ in dense],
+                    b"".join(bits for _, bits in dense),
+                    [b for b, _ in sparse],
+                    [len(bits) for _, bits in sparse],
+                    b"".join(bits for _, bits in sparse),
+                )
+            )
+        return out
+    # One row per term, put together by the server: the Python side then works per term,
+    # not per stored row (about 900 of them for six common words at a million facts), and
+    # binary results carry bytea as raw bytes instead of hex text. Django's cursor binds on
+    # the client side, and such cursors cannot ask for binary rows, so this statement uses
+    # a plain psycopg cursor on Django's own connection (same transaction, same settings).
     with _raw_cursor() as cur:
-        cur.execute(sql + "= ANY(%s)", [terms], binary=True)
-        return cur.fetchall()
+        cur.execute(_FETCH_TERMS_PG, [*[BLOCK_BYTES] * 5, terms], binary=True)
+        return [_TermRows(*row) for row in cur.fetchall()]
+
+
+_FETCH_TERMS_PG = (
+    "SELECT term,"
+    " array_agg(block ORDER BY block) FILTER (WHERE length(bits) = %s),"
+    " string_agg(bits, ''::bytea ORDER BY block) FILTER (WHERE length(bits) = %s),"
+    " array_agg(block ORDER BY block) FILTER (WHERE length(bits) <> %s),"
+    " array_agg(length(bits) ORDER BY block) FILTER (WHERE length(bits) <> %s),"
+    " string_agg(bits, ''::bytea ORDER BY block) FILTER (WHERE length(bits) <> %s)"
+    f" FROM {_TABLE} WHERE term = ANY(%s) GROUP BY term"
+)
 
 
 def _raw_cursor() -> "psycopg.Cursor":
@@ -278,11 +412,6 @@ def _level_mask(planes: list[np.ndarray], level: int) -> np.ndarray:
     for i, plane in enumerate(planes):
         mask &= plane if (level >> i) & 1 else ~plane
     return mask
-
-
-def _or_into(buf: bytearray, at: int, bits: bytes) -> None:
-    mine = np.frombuffer(buf, dtype=np.uint8, count=BLOCK_BYTES, offset=at)
-    mine |= np.frombuffer(bits, dtype=np.uint8)
 
 
 def _newest_by_level(
@@ -316,7 +445,11 @@ def _newest(mask: np.ndarray, count: int, want: int, blocks: np.ndarray) -> list
 
 
 def _ids(mask: np.ndarray, blocks: np.ndarray) -> np.ndarray:
-    positions = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+    # Unpack only the 64-bit words that hold a candidate: a few hundred, not the whole ledger.
+    words = np.flatnonzero(mask)
+    bits = np.unpackbits(mask[words].view(np.uint8), bitorder="little").reshape(len(words), 64)
+    word_at, bit_at = np.nonzero(bits)
+    positions = words[word_at] * 64 + bit_at
     return blocks[positions // BLOCK_BITS] * BLOCK_BITS + positions % BLOCK_BITS
 
 
@@ -396,8 +529,9 @@ DIRECT_MIN = 256
 WALK_MIN_WINDOW = 256
 # Margin over the rows an even spread of candidates would need.
 WALK_SPREAD = 2
-# A primary-key probe costs about this many entries of an ordered index walk.
-_WALK_RATIO = 16
+# A candidate fetched through memories_live_seen costs about this many entries of the
+# ordered walk (measured at a million facts: bench/recall_bench.py).
+_WALK_RATIO = 32
 _FETCH_PG = (
     "SELECT id FROM memories WHERE id = ANY(%s) AND deleted_at IS NULL"
     " ORDER BY last_seen_at DESC, id DESC LIMIT %s"

@@ -578,23 +578,34 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
     return RecallResult(mode=mode, fallback=mode == modes.MEM0, results=_materialise(hits))
 
 
+_RECALLED_FIELDS = ("id", "text", "kind", "company", "ref", "created_at", "last_seen_at")
+
+
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
-    rows = Memory.objects.in_bulk([h.memory_id for h in hits])
+    # Plain tuples of the columns a RecalledFact shows: building model instances for a
+    # handful of rows costs more than the query itself.
+    rows = {
+        row[0]: row
+        for row in Memory.objects.filter(pk__in=[h.memory_id for h in hits]).values_list(
+            *_RECALLED_FIELDS
+        )
+    }
     out = []
     for hit in hits:
-        m = rows.get(hit.memory_id)
-        if m is None:  # deleted between ranking and fetch: never return a dead fact
+        row = rows.get(hit.memory_id)
+        if row is None:  # deleted between ranking and fetch: never return a dead fact
             continue
+        pk, text, kind, company, ref, created_at, last_seen_at = row
         out.append(
             RecalledFact(
-                id=m.pk,
-                text=m.text,
-                kind=m.kind,
-                company=m.company,
+                id=pk,
+                text=text,
+                kind=kind,
+                company=company,
                 score=hit.score,
-                ref=m.ref,
-                created_at=m.created_at,
-                last_seen_at=m.last_seen_at,
+                ref=ref,
+                created_at=created_at,
+                last_seen_at=last_seen_at,
             )
         )
     return out
