@@ -344,48 +344,42 @@ class _TermRows:
 
 def _fetch(terms: list[str]) -> list[_TermRows]:
     """The stored rows of ``terms``, one _TermRows per term that has any."""
-    if connection.vendor != "postgresql":
-        grouped: dict[str, list] = {}
+    sql = f"SELECT term, block, bits FROM {_TABLE} WHERE term "
+    if connection.vendor == "postgresql":
+        # Binary results carry bytea as raw bytes instead of hex text: about 1 MB for six
+        # common words at a million facts. Django's cursor binds on the client side, and
+        # such cursors cannot ask for binary rows, so this statement uses a plain psycopg
+        # cursor on Django's own connection (same transaction, same settings). Grouping
+        # by term in SQL was tried: the server's sorts cost more than the loop below.
+        with _raw_cursor() as cur:
+            cur.execute(sql + "= ANY(%s)", [terms], binary=True)
+            rows = cur.fetchall()
+    else:
         with connection.cursor() as cur:
-            cur.execute(
-                f"SELECT term, block, bits FROM {_TABLE} WHERE term IN ({_marks(terms)})", terms
-            )
-            for term, block, bits in cur.fetchall():
-                grouped.setdefault(term, []).append((block, bytes(bits)))
-        out = []
-        for term, parts in grouped.items():
-            dense = [(b, bits) for b, bits in parts if len(bits) == BLOCK_BYTES]
-            sparse = [(b, bits) for b, bits in parts if len(bits) != BLOCK_BYTES]
-            out.append(
-                _TermRows(
-                    term,
-                    [b for b, _ in dense],
-                    b"".join(bits for _, bits in dense),
-                    [b for b, _ in sparse],
-                    [len(bits) for _, bits in sparse],
-                    b"".join(bits for _, bits in sparse),
-                )
-            )
-        return out
-    # One row per term, put together by the server: the Python side then works per term,
-    # not per stored row (about 900 of them for six common words at a million facts), and
-    # binary results carry bytea as raw bytes instead of hex text. Django's cursor binds on
-    # the client side, and such cursors cannot ask for binary rows, so this statement uses
-    # a plain psycopg cursor on Django's own connection (same transaction, same settings).
-    with _raw_cursor() as cur:
-        cur.execute(_FETCH_TERMS_PG, [*[BLOCK_BYTES] * 5, terms], binary=True)
-        return [_TermRows(*row) for row in cur.fetchall()]
-
-
-_FETCH_TERMS_PG = (
-    "SELECT term,"
-    " array_agg(block ORDER BY block) FILTER (WHERE length(bits) = %s),"
-    " string_agg(bits, ''::bytea ORDER BY block) FILTER (WHERE length(bits) = %s),"
-    " array_agg(block ORDER BY block) FILTER (WHERE length(bits) <> %s),"
-    " array_agg(length(bits) ORDER BY block) FILTER (WHERE length(bits) <> %s),"
-    " string_agg(bits, ''::bytea ORDER BY block) FILTER (WHERE length(bits) <> %s)"
-    f" FROM {_TABLE} WHERE term = ANY(%s) GROUP BY term"
-)
+            cur.execute(sql + f"IN ({_marks(terms)})", terms)
+            rows = cur.fetchall()
+    grouped: dict[str, tuple[list, list, list, list]] = {}
+    for term, block, bits in rows:
+        group = grouped.get(term)
+        if group is None:
+            group = grouped[term] = ([], [], [], [])
+        if len(bits) == BLOCK_BYTES:
+            group[0].append(block)
+            group[1].append(bits)
+        else:
+            group[2].append(block)
+            group[3].append(bits)
+    return [
+        _TermRows(
+            term,
+            dense_blocks,
+            b"".join(dense),
+            sparse_blocks,
+            [len(b) for b in sparse],
+            b"".join(sparse),
+        )
+        for term, (dense_blocks, dense, sparse_blocks, sparse) in grouped.items()
+    ]
 
 
 def _raw_cursor() -> "psycopg.Cursor":
