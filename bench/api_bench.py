@@ -1,41 +1,40 @@
 """Recall through the REST API (dev server and gunicorn), beside in-process service recall.
 
-    .venv/bin/python bench/api_bench.py --backend sqlite   [--size 10000] [--requests 600]
-    .venv/bin/python bench/api_bench.py --backend postgres [--clients 1,2,8]
+    .venv/bin/python bench/api_bench.py --backend postgres [--size 10000] [--requests 600]
+    .venv/bin/python bench/api_bench.py --backend sqlite   [--clients 1,2,8] [--rounds 5]
 
 One run, one ledger (its own database: ``karani_api_bench`` on Postgres, a temp-dir file on
 SQLite, grown through ``services.import_facts`` to ``--size`` of ``ledgergen``'s generated
-facts), one query set (``ledgergen.queries``), a reader's API token:
+facts), one query set (``ledgergen.queries``), a reader's API token.
 
-- ``service``: ``memory.services.recall`` called in this process, one query after another:
-  the baseline, what recall costs without HTTP.
+- ``service``: ``memory.services.recall`` called in-process: what recall costs without HTTP.
 - ``API in-process``: the same requests through Django's test client in this process,
-  interleaved with the service calls: DRF and Django's cost without any HTTP server.
-- ``runserver``: ``manage.py runserver --noreload`` (threaded, as developers run it).
-  Expect ~40 ms more per request than gunicorn on a kept-alive connection: its wsgiref
-  handler sends the status line in a TCP segment of its own, and Nagle's algorithm holds
-  the rest until the client's delayed ACK (seen with a raw socket: 17 bytes, then the
-  headers and body ~40 ms later). A property of the dev server, not of the API.
-- ``gunicorn``: ``karani_site.wsgi`` under gunicorn, 2 workers x 4 threads (gthread, so
-  clients keep their connections alive).
+  interleaved call by call with the service: DRF and Django's cost without an HTTP server.
+- ``runserver``: karani's ``manage.py runserver --noreload`` (threaded, as developers run
+  it; karani_site's runserver sets TCP_NODELAY, see its module for the 40 ms it removes).
+- ``gunicorn``: ``gunicorn -c deploy/gunicorn.conf.py`` (the production configuration; its
+  module says why that worker class and those counts). ``GUNICORN_CMD_ARGS`` overrides it
+  for experiments, e.g. ``GUNICORN_CMD_ARGS="--threads 4"`` (gthread).
 
-Each server is measured with 1, 2 and 8 concurrent clients. A client is a separate process
-(so the GIL of one client never slows another) holding one keep-alive ``http.client``
-connection on the loopback and sending a fixed number of recall requests; every answer must
-be a 200 with the recall JSON, or the run fails. Throttling is switched off for the servers
-(``KARANI_API_RECALL_RATE=off``) so the bench measures recall, not the limiter.
+Each server is measured at 1, 2 and 8 concurrent clients, and at each level the service is
+measured at the same concurrency in the same run: N client processes, each alternating
+blocks (``--rounds``) of in-process ``services.recall`` calls (its own database connection)
+and API requests for the same queries, so background load on a shared machine hits both
+alike. The overhead column is API p95 minus that service p95 (target: under 3 ms).
 
-Reported: requests/s over the whole level (wall clock from the first request to the last),
-median and p95 latency per request, and the API overhead: single-client API p95 minus the
-service's p95 (target: under 3 ms).
+A client is a separate process (one client's GIL never slows another) with a loopback
+socket (TCP_NODELAY) kept alive while the server allows it (a server that answers
+``Connection: close`` gets a new connection on the next request, inside its timing); each
+request is pre-built bytes sent in one write, the answer read by Content-Length: a client
+that costs microseconds, so it does not steal the server's CPU. Every answer must be a 200
+recall answer, or the run fails. Throttling is off for the servers
+(``KARANI_API_RECALL_RATE=off``), so the bench measures recall and the API, not the limiter
+(with it on, a throttled scope costs one local-memory cache read and write per request).
 """
 
 import argparse
-import http.client
-import json
 import multiprocessing
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -53,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 PG_DB = "karani_api_bench"
 SQLITE_FILE = Path(tempfile.gettempdir()) / "karani-bench" / "api_bench.sqlite3"
+GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 OVERHEAD_TARGET_MS = 3.0
 WARMUP = 20
 
@@ -69,12 +69,12 @@ def _timed_ms(fn, arg) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def _summary(times: list[float]) -> dict:
+def _summary(times: list[float], wall: float | None = None) -> dict:
     return {
         "n": len(times),
         "p50": statistics.median(times),
         "p95": _pct(times, 95),
-        "rps": 1000 / statistics.mean(times),
+        "rps": len(times) / wall if wall else 1000 / statistics.mean(times),
     }
 
 
@@ -87,71 +87,176 @@ def _free_port() -> int:
 # --- clients -------------------------------------------------------------------------------
 
 
-def _client(port: int, token: str, paths: list[str], warmup: int) -> dict:
-    """One client process: warm up, then send ``paths`` in order over one connection."""
-    headers = {"Authorization": f"Token {token}", "Connection": "keep-alive"}
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    reconnects = 0
+class HttpClient:
+    """One kept-alive HTTP/1.1 connection: a pre-built request in one write, read by length."""
 
-    def get(path: str) -> bytes:
-        nonlocal conn, reconnects
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sock: socket.socket | None = None
+        self.reconnects = 0
+
+    def _connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def get(self, request: bytes) -> bytes:
         for attempt in (1, 2):
+            if self.sock is None:
+                self.sock = self._connect()
             try:
-                conn.request("GET", path, headers=headers)
-                response = conn.getresponse()
-                body = response.read()
-                if response.status != 200:
-                    raise SystemExit(f"GET {path} -> {response.status}: {body[:200]!r}")
-                if response.getheader("Connection", "").lower() == "close":
-                    conn.close()
-                return body
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                # A server that closed the idle connection: reconnect once and count it.
+                return self._exchange(request)
+            except (ConnectionError, EOFError):
+                # The server closed an idle kept-alive connection: reconnect once, count it.
+                self.close()
                 if attempt == 2:
                     raise
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                reconnects += 1
+                self.reconnects += 1
         raise AssertionError("unreachable")
 
-    for path in paths[:warmup]:
-        get(path)
-    times = []
-    start = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes on Linux
-    for path in paths:
-        t0 = time.perf_counter()
-        body = get(path)
-        times.append((time.perf_counter() - t0) * 1000)
-        if "results" not in json.loads(body):
-            raise SystemExit(f"GET {path}: not a recall answer: {body[:200]!r}")
-    end = time.perf_counter()
-    conn.close()
-    return {"times": times, "start": start, "end": end, "reconnects": reconnects}
+    def _exchange(self, request: bytes) -> bytes:
+        sock = self.sock
+        assert sock is not None
+        sock.sendall(request)
+        buf = b""
+        while (end := buf.find(b"\r\n\r\n")) < 0:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise EOFError("connection closed before the headers")
+            buf += chunk
+        head = buf[:end].decode("latin-1").split("\r\n")
+        body = buf[end + 4 :]
+        headers = dict(line.lower().split(": ", 1) for line in head[1:])
+        if "content-length" not in headers:
+            raise SystemExit(f"no Content-Length in {head!r}")
+        length = int(headers["content-length"])
+        while len(body) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise EOFError("connection closed inside the body")
+            body += chunk
+        if headers.get("connection") == "close":
+            self.close()
+        status = head[0].split(" ", 2)[1]
+        if status != "200" or b'"results":' not in body:
+            raise SystemExit(f"{request.splitlines()[0]!r} -> {head[0]}: {body[:200]!r}")
+        return body
 
 
-def _client_star(args: tuple) -> dict:
-    return _client(*args)
+def _worker(pipe) -> None:
+    """A client process: runs blocks of service calls or API requests on command."""
+    import django
+
+    django.setup()  # DATABASE_URL etc. come from the parent's environment
+    from memory import services
+
+    while True:
+        command = pipe.recv()
+        if command[0] == "stop":
+            break
+        kind, items, warmup = command[1], command[2], command[3]
+        times = []
+        if kind == "service":
+            for query, company, limit in items[:warmup]:
+                services.recall(query=query, company=company, limit=limit)
+            start = time.perf_counter()
+            for query, company, limit in items:
+                t0 = time.perf_counter()
+                services.recall(query=query, company=company, limit=limit)
+                times.append((time.perf_counter() - t0) * 1000)
+            end = time.perf_counter()
+            reconnects = 0
+        else:
+            client = HttpClient(command[4])
+            for request in items[:warmup]:
+                client.get(request)
+            start = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes
+            for request in items:
+                t0 = time.perf_counter()
+                client.get(request)
+                times.append((time.perf_counter() - t0) * 1000)
+            end = time.perf_counter()
+            client.close()
+            reconnects = client.reconnects
+        pipe.send({"times": times, "start": start, "end": end, "reconnects": reconnects})
 
 
-def run_level(port: int, token: str, paths: list[str], clients: int, total: int) -> dict:
-    per_client = max(1, total // clients)
-    jobs = []
+class Clients:
+    """N client processes (spawned: none inherits this process's database connection)."""
+
+    def __init__(self, n: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.pipes, self.procs = [], []
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+            proc.start()
+            self.pipes.append(parent)
+            self.procs.append(proc)
+
+    def run(self, kind: str, per_client: list[list], warmup: int, port: int = 0) -> dict:
+        for pipe, items in zip(self.pipes, per_client, strict=True):
+            pipe.send(("run", kind, items, warmup, port))
+        return [pipe.recv() for pipe in self.pipes]
+
+    def close(self) -> None:
+        for pipe in self.pipes:
+            pipe.send(("stop",))
+        for proc in self.procs:
+            proc.join(timeout=30)
+
+
+def run_level(
+    port: int, token: str, queries: list, limit: int, clients: int, total: int, rounds: int
+) -> dict:
+    """Service and API at ``clients`` concurrency, alternating blocks of the same queries."""
+    per_client = max(rounds, total // clients)
+    assigned = []
     for i in range(clients):
-        mine = paths[i::clients] or paths
-        cycle = (mine * (per_client // len(mine) + 1))[:per_client]
-        jobs.append((port, token, cycle, min(WARMUP, per_client)))
-    # spawn, not fork: the children must not inherit this process's database connection.
-    with multiprocessing.get_context("spawn").Pool(clients) as pool:
-        results = pool.map(_client_star, jobs)
-    times = [t for r in results for t in r["times"]]
-    wall = max(r["end"] for r in results) - min(r["start"] for r in results)
-    return {
-        "n": len(times),
-        "rps": len(times) / wall,
-        "p50": statistics.median(times),
-        "p95": _pct(times, 95),
-        "reconnects": sum(r["reconnects"] for r in results),
-    }
+        mine = queries[i::clients] or queries
+        assigned.append((mine * (per_client // len(mine) + 1))[:per_client])
+    pool = Clients(clients)
+    sides: dict[str, dict] = {"service": {"times": [], "wall": 0.0, "reconnects": 0}}
+    sides["api"] = {"times": [], "wall": 0.0, "reconnects": 0}
+    try:
+        for r in range(rounds):
+            block = [mine[r::rounds] for mine in assigned]
+            service_items = [[(q.query, q.company, limit) for q in b] for b in block]
+            api_items = [[_request(q, limit, port, token) for q in b] for b in block]
+            warmup = WARMUP if r == 0 else 5
+            order = ("service", "api") if r % 2 == 0 else ("api", "service")
+            for kind in order:
+                items = service_items if kind == "service" else api_items
+                results = pool.run(kind, items, min(warmup, len(items[0])), port)
+                side = sides[kind]
+                side["times"] += [t for res in results for t in res["times"]]
+                side["wall"] += max(res["end"] for res in results) - min(
+                    res["start"] for res in results
+                )
+                side["reconnects"] += sum(res["reconnects"] for res in results)
+    finally:
+        pool.close()
+    out = {}
+    for kind, side in sides.items():
+        out[kind] = _summary(side["times"], side["wall"]) | {"reconnects": side["reconnects"]}
+    return out
+
+
+def _path(q, limit: int) -> str:
+    params = {"q": q.query, "limit": limit} | ({"company": q.company} if q.company else {})
+    return "/api/memories/recall?" + urlencode(params)
+
+
+def _request(q, limit: int, port: int, token: str) -> bytes:
+    return (
+        f"GET {_path(q, limit)} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Token {token}\r\n\r\n"
+    ).encode()
 
 
 # --- servers -------------------------------------------------------------------------------
@@ -168,25 +273,36 @@ def _server_cmd(kind: str, port: int) -> list[str]:
             "--noreload",
             "--skip-checks",
         ]
-    gunicorn = shutil.which("gunicorn", path=str(bindir)) or "gunicorn"
     return [
-        gunicorn,
-        "karani_site.wsgi:application",
+        str(bindir / "gunicorn"),
+        "-c",
+        str(GUNICORN_CONF),
         "--bind",
         f"127.0.0.1:{port}",
-        "--workers",
-        "2",
-        "--worker-class",
-        "gthread",
-        "--threads",
-        "4",
-        "--keep-alive",
-        "30",
         "--log-level",
         "warning",
         "--chdir",
         str(ROOT),
     ]
+
+
+def gunicorn_config() -> str:
+    """The worker configuration gunicorn will run with (config file + GUNICORN_CMD_ARGS)."""
+    from gunicorn.app.wsgiapp import WSGIApplication
+
+    argv = sys.argv
+    sys.argv = ["gunicorn", "-c", str(GUNICORN_CONF)]
+    try:
+        cfg = WSGIApplication().cfg
+    finally:
+        sys.argv = argv
+    if cfg.worker_class_str == "sync":
+        # A sync worker answers "Connection: close": each request pays its TCP handshake.
+        return f"sync, {cfg.workers} workers, a new connection per request"
+    return (
+        f"{cfg.worker_class_str}, {cfg.workers} workers x {cfg.threads} threads, "
+        f"keep-alive {cfg.keepalive}s"
+    )
 
 
 def start_server(kind: str, token: str, probe: str) -> tuple[subprocess.Popen, int]:
@@ -208,19 +324,20 @@ def start_server(kind: str, token: str, probe: str) -> tuple[subprocess.Popen, i
         start_new_session=True,
     )
     deadline = time.monotonic() + 90
+    request = (
+        f"GET {probe} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {token}\r\n\r\n"
+    ).encode()
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"{kind} exited with {proc.returncode} before answering")
+        client = HttpClient(port)
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", probe, headers={"Authorization": f"Token {token}"})
-            if conn.getresponse().status == 200:
-                conn.close()
-                return proc, port
-            conn.close()
+            client.get(request)
+            return proc, port
         except OSError:
-            pass
-        time.sleep(0.3)
+            time.sleep(0.3)
+        finally:
+            client.close()
     stop_server(proc)
     raise SystemExit(f"{kind} did not answer within 90 s")
 
@@ -300,6 +417,7 @@ def main() -> None:
     parser.add_argument("--service-queries", type=int, default=600)
     parser.add_argument("--clients", default="1,2,8")
     parser.add_argument("--servers", default="runserver,gunicorn")
+    parser.add_argument("--rounds", type=int, default=4, help="service/API blocks per level")
     parser.add_argument("--limit", type=int, default=5)
     args = parser.parse_args()
     levels = [int(c) for c in args.clients.split(",")]
@@ -325,13 +443,7 @@ def main() -> None:
     token = out.getvalue().strip()
 
     queries = ledgergen.queries(max(args.service_queries, args.requests) + WARMUP)
-    paths = [
-        "/api/memories/recall?"
-        + urlencode(
-            {"q": q.query, "limit": args.limit} | ({"company": q.company} if q.company else {})
-        )
-        for q in queries
-    ]
+    paths = [_path(q, args.limit) for q in queries]
 
     console.log("service: in-process recall; then the API in-process (Django test client)")
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
@@ -356,67 +468,60 @@ def main() -> None:
     connections.close_all()
     service, inproc = _summary(service_times), _summary(inproc_times)
 
+    configs = {"runserver": "threaded, one process, a thread per connection"}
+    if "gunicorn" in servers:
+        configs["gunicorn"] = gunicorn_config()
     results: list[tuple[str, int, dict]] = []
+    loads = []
     for kind in servers:
         proc, port = start_server(kind, token, paths[0])
         try:
             for clients in levels:
-                console.log(f"{kind}: {clients} client(s), {args.requests} requests")
-                results.append(
-                    (kind, clients, run_level(port, token, paths, clients, args.requests))
+                console.log(f"{kind}: {clients} client(s), {args.requests} requests per side")
+                level = run_level(
+                    port, token, queries, args.limit, clients, args.requests, args.rounds
                 )
+                results.append((kind, clients, level))
+                loads.append(os.getloadavg()[0])
         finally:
             stop_server(proc)
 
-    load = os.getloadavg()[0]
+    load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else f"{os.getloadavg()[0]:.1f}"
     table = Table(
         title=f"recall through the API vs in-process, {args.backend}, {args.size:,} facts, "
-        f"limit {args.limit} (load average {load:.1f} on {os.cpu_count()} cores)",
+        f"limit {args.limit}; load average {load} on {os.cpu_count()} cores",
         title_justify="left",
     )
-    for col in ("path", "clients", "requests", "req/s", "p50 ms", "p95 ms", "p95 - service p95"):
+    for col in ("path", "clients", "requests", "req/s", "p50 ms", "p95 ms"):
         table.add_column(col, justify="left" if col == "path" else "right")
-    table.add_row(
-        "service (in-process)",
-        "1",
-        str(service["n"]),
-        f"{service['rps']:.0f}",
-        f"{service['p50']:.2f}",
-        f"{service['p95']:.2f}",
-        "-",
-    )
-    table.add_row(
-        "API in-process (test client)",
-        "1",
-        str(inproc["n"]),
-        f"{inproc['rps']:.0f}",
-        f"{inproc['p50']:.2f}",
-        f"{inproc['p95']:.2f}",
-        f"{inproc['p95'] - service['p95']:+.2f}",
-    )
-    for kind, clients, r in results:
-        table.add_row(
-            kind,
-            str(clients),
-            str(r["n"]),
-            f"{r['rps']:.0f}",
-            f"{r['p50']:.2f}",
-            f"{r['p95']:.2f}",
-            f"{r['p95'] - service['p95']:+.2f}",
-        )
+    table.add_column("API p95 - service p95\n(same run, same clients)", justify="right")
+
+    def row(name: str, clients: int, r: dict, overhead: str) -> None:
+        cells = [f"{r['n']}", f"{r['rps']:.0f}", f"{r['p50']:.2f}", f"{r['p95']:.2f}"]
+        table.add_row(name, str(clients), *cells, overhead)
+
+    row("service (in-process)", 1, service, "")
+    row("API, Django test client", 1, inproc, f"{inproc['p95'] - service['p95']:+.2f}")
+    for kind, clients, level in results:
+        table.add_section()
+        row(f"  service, {clients} process(es)", clients, level["service"], "")
+        overhead = level["api"]["p95"] - level["service"]["p95"]
+        row(kind, clients, level["api"], f"{overhead:+.2f}")
     console.print(table)
+    for kind, config in configs.items():
+        console.print(f"{kind}: {config}")
     console.print(
         f"framework (DRF + Django, no HTTP server) at p95: {inproc['p95'] - service['p95']:.2f} ms"
     )
-    for kind, clients, r in results:
-        if clients == 1:
-            overhead = r["p95"] - service["p95"]
-            verdict = "within" if overhead < OVERHEAD_TARGET_MS else "OVER"
-            console.print(
-                f"{kind}: API overhead at p95, one client: {overhead:.2f} ms "
-                f"({verdict} the {OVERHEAD_TARGET_MS:.0f} ms target)"
-                + (f"; {r['reconnects']} reconnects" if r["reconnects"] else "")
-            )
+    for kind, clients, level in results:
+        overhead = level["api"]["p95"] - level["service"]["p95"]
+        verdict = "within" if overhead < OVERHEAD_TARGET_MS else "OVER"
+        reconnects = level["api"]["reconnects"]
+        console.print(
+            f"{kind}, {clients} client(s): API overhead at p95 {overhead:+.2f} ms "
+            f"({verdict} the {OVERHEAD_TARGET_MS:.0f} ms target)"
+            + (f"; {reconnects} reconnects" if reconnects else "")
+        )
 
 
 if __name__ == "__main__":
