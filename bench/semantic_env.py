@@ -80,3 +80,31 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
     line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"  # noqa: E731
     out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     return "\n".join(out + [line(r) for r in cells])
+
+
+def mem0_search_hits(client, *, query: str, company_key: str | None, limit: int) -> list:
+    """The previous recall path, kept here as the benches' baseline: mem0's ``Memory.search``
+    (lemmatise, embed, scoped vector query, full-text query, BM25 blend, pydantic items)."""
+    from memory import keyword
+    from memory.semantic import search
+
+    found = client.memory.search(
+        query,
+        filters=search.scope_filters(company_key),
+        top_k=limit * search._OVERFETCH + search._EXTRA,
+        threshold=0.0,
+    )
+    hits, seen = [], set()
+    for item in found.get("results", []):
+        ledger_id = (item.get("metadata") or {}).get("ledger_id")
+        if not isinstance(ledger_id, int) or ledger_id in seen:
+            continue
+        seen.add(ledger_id)
+        hits.append(keyword.Hit(memory_id=ledger_id, score=float(item.get("score") or 0.0)))
+    return hits
+
+
+def embedder_dtype(client) -> str:
+    """The weight type the loaded local embedder runs in (for the bench's notes)."""
+    model = getattr(client.memory.embedding_model, "model", None)
+    return str(next(model.parameters()).dtype).removeprefix("torch.") if model else "remote"

@@ -7,7 +7,8 @@ sharing no content word, and a keyword query) plus its distractors plus ``--back
 generated facts (bench/ledgergen.py) as realistic noise, written through the service in
 mem0 mode. Two query sets: paraphrase and keyword. Methods, in the same run:
 - basic: memory.keyword.search (what basic mode and the fallback return);
-- semantic: mem0 search only (scoped in the store);
+- semantic: the shipped semantic search (mem0's embedder + vector store, scoped in the store);
+- mem0 search (old): the previous path, mem0's Memory.search (vector + BM25 blend);
 - fused: reciprocal rank fusion of semantic and keyword (memory.semantic.search.fuse);
 - fused-w: the same with keyword ranks weighted 0.5.
 """
@@ -69,7 +70,12 @@ def main() -> None:
                 scores[h.memory_id] = scores.get(h.memory_id, 0) + weight / (search.RRF_K + rank)
         return [m for m, _ in sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))]
 
-    methods = ["basic", "semantic", "fused", "fused-w"]
+    def old(q, key, k):
+        return guarded(
+            lambda c: semantic_env.mem0_search_hits(c, query=q, company_key=key, limit=k)
+        )
+
+    methods = ["basic", "semantic", "mem0 search (old)", "fused", "fused-w"]
     rows = []
     for qset in ("query", "keyword_query"):
         hits = {m: [0, 0] for m in methods}
@@ -82,6 +88,7 @@ def main() -> None:
             ranked = {
                 "basic": [h.memory_id for h in kw],
                 "semantic": [h.memory_id for h in sem],
+                "mem0 search (old)": [h.memory_id for h in old(q, key, 5)],
                 "fused": [h.memory_id for h in search.fuse(sem, kw)],
                 "fused-w": weighted(sem, kw),
             }

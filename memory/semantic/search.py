@@ -1,9 +1,12 @@
-"""Semantic recall through mem0's search, scoped in the store query, mapped to the ledger.
+"""Semantic recall through mem0's embedder, vector store and scoring, scoped in the store
+query, mapped to the ledger.
 
 Hits carry ledger ids; the caller materialises them from LIVE rows only, so a stale index
 (a vector whose fact was since forgotten) can never resurrect a deleted fact. We ask the
 store for more than ``limit`` so that dropping such stale hits still leaves enough.
 """
+
+from concurrent.futures import ThreadPoolExecutor
 
 from memory import keyword
 from memory.semantic.client import Client
@@ -17,6 +20,8 @@ FUSE_WITH_KEYWORD = False
 RRF_K = 60
 _OVERFETCH = 2
 _EXTRA = 10
+# One full-text query per recall runs here, beside the query embedding (semantic_hits).
+_full_text = ThreadPoolExecutor(max_workers=2, thread_name_prefix="karani-fulltext")
 
 
 def scope_filters(company_key: str | None) -> dict:
@@ -28,18 +33,59 @@ def scope_filters(company_key: str | None) -> dict:
 
 
 def semantic_hits(client: Client, *, query: str, company_key: str | None, limit: int) -> list:
-    found = client.memory.search(
-        query,
-        filters=scope_filters(company_key),
-        top_k=limit * _OVERFETCH + _EXTRA,
+    """mem0's ranking (vector similarity, with its BM25 blend as a tie-breaker), best first, as
+    ledger hits; several vectors of one ledger row (extraction can make them) count once.
+
+    This is ``Memory.search`` taken apart, through mem0's own embedder, vector store and
+    scoring functions, so the ranking is the same (bench/semantic_quality.py compares
+    both), but cheaper: ``Memory.search`` runs its full-text query only after embedding the
+    query and the vector query, one after the other, then builds a pydantic item per hit.
+    Here the full-text query (I/O: PostgreSQL works in its own process) runs on a second
+    pooled connection while this thread embeds the query (CPU), so it costs nothing on the
+    critical path (bench/semantic_latency.py times both paths). mem0's entity boost needs
+    spaCy, which karani does not install; without it ``Memory.search`` skips it too.
+    """
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+    from mem0.utils.scoring import get_bm25_params, normalize_bm25, score_and_rank
+
+    filters = scope_filters(company_key)
+    top_k = limit * _OVERFETCH + _EXTRA
+    # mem0's own over-fetch: the blend re-ranks the same candidates Memory.search would.
+    candidates = max(top_k * 4, 60)
+    lemmatized = lemmatize_for_bm25(query)
+    words = _full_text.submit(
+        client.store.keyword_search, query=lemmatized, top_k=candidates, filters=filters
+    )
+    try:
+        vector = client.memory.embedding_model.embed(query, "search")
+        nearest = client.store.search(
+            query=query, vectors=vector, top_k=candidates, filters=filters
+        )
+    finally:
+        # mem0's keyword_search returns None on any error (the vector query reports it);
+        # a hung store is bounded by the pool's statement timeout either way.
+        matched = words.result()
+    midpoint, steepness = get_bm25_params(query, lemmatized=lemmatized)
+    bm25 = {
+        str(r.id): normalize_bm25(r.score, midpoint, steepness)
+        for r in matched or []
+        if r.score and r.score > 0
+    }
+    ranked = score_and_rank(
+        semantic_results=[
+            {"id": str(r.id), "score": r.score, "payload": r.payload} for r in nearest
+        ],
+        bm25_scores=bm25,
+        entity_boosts={},
         threshold=0.0,
+        top_k=top_k,
     )
     hits: list[keyword.Hit] = []
     seen: set[int] = set()
-    for item in found.get("results", []):
-        ledger_id = (item.get("metadata") or {}).get("ledger_id")
+    for item in ranked:
+        ledger_id = (item.get("payload") or {}).get("ledger_id")
         if not isinstance(ledger_id, int) or ledger_id in seen:
-            continue  # extraction may store several vectors for one ledger row
+            continue
         seen.add(ledger_id)
         hits.append(keyword.Hit(memory_id=ledger_id, score=float(item.get("score") or 0.0)))
     return hits
