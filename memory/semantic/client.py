@@ -102,6 +102,23 @@ def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
     }
 
 
+def vector_adapters() -> Any:
+    """psycopg adapters for our pool: numpy arrays go out in pgvector's binary format.
+
+    With no type OID attached, PostgreSQL takes the parameter's type from its target column
+    (``vector``), so this works on a database where the extension is created only later
+    (mem0's create_col), unlike pgvector's register_vector. Everything else (mem0's query
+    vectors are Python lists) is adapted as before.
+    """
+    import psycopg
+    from pgvector.psycopg.vector import VectorBinaryDumper
+    from psycopg.adapt import AdaptersMap
+
+    adapters = AdaptersMap(psycopg.adapters)
+    adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
+    return adapters
+
+
 def new_pool(cfg: SemanticConfig) -> Any:
     """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
     from psycopg_pool import ConnectionPool
@@ -113,7 +130,7 @@ def new_pool(cfg: SemanticConfig) -> Any:
         min_size=1,
         max_size=5,
         timeout=timeout,
-        kwargs=connection_kwargs(cfg),
+        kwargs={**connection_kwargs(cfg), "context": vector_adapters()},
         check=ConnectionPool.check_connection,
         configure=_configure_connection,
         reconnect_timeout=max(timeout * 5, 10),

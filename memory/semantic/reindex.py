@@ -6,9 +6,11 @@ written with one ``vector_store.insert`` per batch, while the next batch is bein
 is configured: ledger facts are already distilled, and a rebuild must not depend on an LLM.
 """
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -64,6 +66,29 @@ def _batches(queryset: Any, size: int) -> Iterator[list[Memory]]:
         yield batch
 
 
+@contextmanager
+def encoder_threads(client: Client) -> Iterator[int]:
+    """Every core for the local encoder while a batch job runs (restored after).
+
+    Queries run on KARANI_EMBEDDER_THREADS (1 by default: one short sentence gains little
+    from a second thread); a batch of 64 texts splits well across cores. OpenMP workers
+    wait passively (config.prepare_environment), so on a busy machine the extra thread
+    costs nothing. Yields the thread count used.
+    """
+    if client.config.embedder_is_remote:
+        yield 0
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    threads = max(before, os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        torch.set_num_threads(before)
+
+
 # Batches go in order of text length: a batch is padded to its longest text, so batching
 # similar lengths together is what the encoder itself does when handed every text at once.
 def _replay(
@@ -95,6 +120,7 @@ def _full(client: Client, batch_size: int, progress: Progress | None) -> tuple[i
     client.store.delete_col()
     client.store.create_col()
     client.store._collection_ensured = True
+    store.drop_search_indexes(client)  # rebuilt once at the end (ensure_indexes)
     Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
         indexed_at=None, vector_id=None
     )
@@ -127,7 +153,8 @@ def reindex(
 
     def run(client: Client) -> ReindexReport:
         step = _pending if pending_only else _full
-        written, removed = step(client, batch_size, progress)
+        with encoder_threads(client):
+            written, removed = step(client, batch_size, progress)
         store.ensure_indexes(client, analyze=True, maintenance=True)
         rows, ledger_rows = store.counts(client)
         return ReindexReport(
