@@ -73,7 +73,7 @@ def _load_collection(size: int) -> None:
     settings.KARANI_VECTOR_COLLECTION = f"bench_latency_{size}"
     client = guarded(lambda c: c)
     client.store._ensure_collection()
-    if store.counts(client)[0] == size:
+    if store.counts(client, maintenance=True)[0] == size:
         store.ensure_indexes(client, analyze=True, maintenance=True)
         return
     client.store.delete_col()

@@ -134,12 +134,12 @@ def _pending(client: Client, batch_size: int, progress: Progress | None) -> tupl
             "pk", flat=True
         )
     )
-    store.delete_ledger_ids(client, stale)
+    store.delete_ledger_ids(client, stale, maintenance=True)
     Memory.all_objects.filter(pk__in=stale).update(vector_id=None, indexed_at=None)
     todo = Memory.objects.filter(indexed_at__isnull=True).order_by(Length("text"), "id")
     # A pending row may already have a vector (the insert landed, the bookkeeping did not):
     # remove it first so a catch-up never duplicates.
-    store.delete_ledger_ids(client, list(todo.values_list("pk", flat=True)))
+    store.delete_ledger_ids(client, list(todo.values_list("pk", flat=True)), maintenance=True)
     written = _replay(client, todo, total=todo.count(), batch_size=batch_size, progress=progress)
     return written, len(stale)
 
@@ -156,7 +156,7 @@ def reindex(
         with encoder_threads(client):
             written, removed = step(client, batch_size, progress)
         store.ensure_indexes(client, analyze=True, maintenance=True)
-        rows, ledger_rows = store.counts(client)
+        rows, ledger_rows = store.counts(client, maintenance=True)
         return ReindexReport(
             pending_only=pending_only,
             written=written,
