@@ -129,10 +129,11 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
     10k and 100k rows); the expression index gives it real numbers (and serves small scopes
     exactly), so the HNSW index (with iterative scan) carries the usual query.
 
-    ``maintenance`` (reindex, an operator command) lifts the pool's statement timeout for
-    this transaction: building HNSW over 100k vectors takes far longer than a query may.
-    Otherwise (first use in a process) a missing index that cannot be built within the
-    timeout fails the call like any other hang, and `karani reindex` builds it.
+    Building a missing index takes as long as it takes, so the pool's statement timeout is
+    lifted for this transaction: at first use in a process (an index this version added,
+    on a collection an older one built: ~1 s per 100k vectors, once) and in reindex
+    (``maintenance``: HNSW over every vector, with more memory). Waiting behind another
+    session's lock stays bounded at first use (lock_timeout), like any other hang.
     """
     col = client.config.collection
     statements = [
@@ -159,8 +160,11 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
     if analyze:
         statements.append(sql.SQL("ANALYZE {}").format(sql.Identifier(col)))
     with client.pool.connection() as conn:
-        if maintenance:
-            conn.execute("SET LOCAL statement_timeout = 0")
+        conn.execute("SET LOCAL statement_timeout = 0")
+        if not maintenance:
+            lock_ms = max(100, round(client.config.timeout * 1000))
+            conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(lock_ms)))
+        else:
             # An HNSW build whose graph does not fit maintenance_work_mem (64 MB by default:
             # ~100k 384-dim vectors) spills and is several times slower.
             conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
