@@ -401,7 +401,7 @@ def grow_to(size: int, *, log) -> None:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("ANALYZE memories")
-            cursor.execute("ANALYZE memory_tokens")
+            cursor.execute("ANALYZE memory_term_bitmaps")
         else:
             cursor.execute("ANALYZE")
 

@@ -243,7 +243,7 @@ def grow_to(size: int) -> int:
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute("VACUUM ANALYZE memories")
-            cur.execute("VACUUM ANALYZE memory_tokens")
+            cur.execute("VACUUM ANALYZE memory_term_bitmaps")
         else:
             cur.execute("ANALYZE")
     return have

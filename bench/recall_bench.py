@@ -6,8 +6,6 @@
 Paths (same queries, same database, same process):
 - ``recall``: ``memory.services.recall`` end to end (validation, ranking from the token index,
   fetching the rows) — what every caller gets.
-- ``aggregate``: the first implementation's ranking (GROUP BY over every posting of the query
-  words, then a join), kept as ``memory.keyword.search_aggregate``; a sample at large sizes.
 - ``naive``: no index at all — load every live fact of the scope and rank it in Python with
   the same tokenizer and score. It returns exactly recall's results; the script checks that
   on every naive query and fails loudly otherwise. Being slow, it runs fewer queries at
@@ -65,8 +63,7 @@ def _pct(values: list[float], p: float) -> float:
 def bench_size(size: int, args, log) -> list[dict]:
     import ledgergen
 
-    from memory import keyword, services
-    from memory import text as textmod
+    from memory import services
 
     benchdb.use_size(size, args.size_list)
     benchdb.grow_to(size, log=log)
@@ -79,33 +76,23 @@ def bench_size(size: int, args, log) -> list[dict]:
         r = services.recall(query=q.query, company=q.company, limit=args.limit)
         return [(f.id, f.score) for f in r.results]
 
-    def aggregate(q):
-        key = None if q.company is None else textmod.company_key(q.company)
-        hits = keyword.search_aggregate(query=q.query, company_key=key, limit=args.limit)
-        return [(h.memory_id, h.score) for h in hits]
-
     def naive(q):
         return naive_rank(q.query, q.company, args.limit)
 
     for q in warm:
         recall(q)
-        aggregate(q)
     n_naive = args.naive_queries or max(5, min(len(qs), 1_000_000 // size))
     rows = []
     t_recall, r_recall = _timed(recall, qs)
-    # The aggregate reads every posting: at 1M it runs on a sample, like the naive scan.
-    agg_qs = qs[:: max(1, len(qs) // max(20, min(len(qs), 20_000_000 // size)))]
-    t_agg, r_agg = _timed(aggregate, agg_qs)
     naive_qs = qs[:: max(1, len(qs) // n_naive)][:n_naive]
     t_naive, r_naive = _timed(naive, naive_qs)
     # Exactness: every path must return the same ids, order and scores.
     idx = {id(q): i for i, q in enumerate(qs)}
-    bad = sum(r_recall[idx[id(q)]] != r for q, r in zip(agg_qs, r_agg, strict=True))
-    bad += sum(r_recall[idx[id(q)]] != r for q, r in zip(naive_qs, r_naive, strict=True))
+    bad = sum(r_recall[idx[id(q)]] != r for q, r in zip(naive_qs, r_naive, strict=True))
     if bad:
         raise SystemExit(f"{bad} queries ranked differently between paths at {size}")
     naive_p50 = statistics.median(t_naive)
-    for path, times in (("recall", t_recall), ("aggregate", t_agg), ("naive", t_naive)):
+    for path, times in (("recall", t_recall), ("naive", t_naive)):
         rows.append(
             {
                 "size": size,

@@ -2,8 +2,8 @@
 
 For each *term* — a content word ("w:remote"), a company scope ("c:northwind robotics") or
 the global scope ("g") — and each block of 8,192 consecutive fact ids, one row holds the set
-of live facts in that block that carry the term. Maintained beside ``memory_tokens`` in the
-same transaction as every write, and cleared on soft delete.
+of live facts in that block that carry the term. Maintained in the same transaction as every
+write, and cleared on soft delete; ``rebuild`` derives them all again from the facts.
 
 Two encodings share the ``bits`` column, told apart by length: a 1 KiB bitset (bit i = fact
 block * 8192 + i), or, for up to ``SPARSE_MAX`` facts, their offsets in the block as
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.db import connection
 
+from memory import text as textmod
 from memory.models import TermBitmap
 
 if TYPE_CHECKING:
@@ -203,12 +204,19 @@ def _marks(values: list) -> str:
 _TABLE = TermBitmap._meta.db_table
 
 
+def terms_of(memory_id: int) -> set[str]:
+    """The terms whose bitmaps hold this fact: what recall can find it by (for audits, tests)."""
+    block, pos = divmod(memory_id, BLOCK_BITS)
+    rows = TermBitmap.objects.filter(block=block).values_list("term", "bits")
+    return {term for term, bits in rows if decode(bytes(bits))[pos >> 3] >> (pos & 7) & 1}
+
+
 def rebuild(*, model: type = TermBitmap) -> int:
     """Build every bitmap from the ledger into the empty bitmap table; returns blocks done.
 
-    The token table and the memories table are the source of truth: this is how a ledger
-    from before the bitmaps (migration 0004) gets them. One block at a time, so memory stays
-    flat however large the ledger.
+    The facts are the source of truth (their text tokenised as remember() does): this is
+    how a ledger from before the bitmaps (migration 0004) gets them. One block at a time, so
+    memory stays flat however large the ledger.
     """
     if model.objects.exists():
         raise RuntimeError("rebuild() fills an empty bitmap table")
@@ -234,20 +242,13 @@ def _rebuild_block(block: int, model: type) -> None:
 
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT t.memory_id, t.token FROM memory_tokens t JOIN memories m"
-            " ON m.id = t.memory_id WHERE m.deleted_at IS NULL"
-            " AND t.memory_id >= %s AND t.memory_id < %s",
-            [start, end],
-        )
-        for memory_id, token in cur.fetchall():
-            mark(word_term(token), memory_id)
-        cur.execute(
-            "SELECT id, company_key FROM memories WHERE deleted_at IS NULL"
+            "SELECT id, text, company_key FROM memories WHERE deleted_at IS NULL"
             " AND id >= %s AND id < %s",
             [start, end],
         )
-        for memory_id, company_key in cur.fetchall():
-            mark(scope_term(company_key), memory_id)
+        for memory_id, text, company_key in cur.fetchall():
+            for term in fact_terms(textmod.tokens(text), company_key):
+                mark(term, memory_id)
     model.objects.bulk_create(
         [model(term=t, block=block, bits=encode(b)) for t, b in sorted(bits.items())],
         batch_size=_REBUILD_BATCH,

@@ -206,40 +206,13 @@ class Memory(models.Model):
         return "deleted"
 
 
-class MemoryToken(models.Model):
-    """The keyword index: one row per (live fact, distinct content word).
-
-    Maintained by the service at write time and dropped when a fact is soft-deleted, so
-    recall never scans the memories table. ``company_key`` is copied here so the scope
-    filter runs inside the index scan.
-    """
-
-    # db_index off: the unique (memory, token) index below already leads with memory.
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
-    token = models.CharField(max_length=64)
-    company_key = models.CharField(max_length=200, null=True, blank=True)
-
-    class Meta:
-        db_table = "memory_tokens"
-        constraints = [
-            # Also the index forget/correct use to drop one fact's postings.
-            models.UniqueConstraint(fields=["memory", "token"], name="memory_tokens_unique"),
-        ]
-        indexes = [
-            # Recall: all postings of a query word within a scope.
-            models.Index(fields=["token", "company_key", "memory"], name="memory_tokens_lookup"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.token} -> {self.memory_id}"
-
-
 class TermBitmap(models.Model):
     """The keyword index as bitsets: which live facts of an id block carry a term.
 
     term is "w:<word>", "c:<company key>" or "g" (global facts); block = id // 8192 and
-    bits holds 8,192 bits, bit i for fact block * 8192 + i. Maintained with memory_tokens at
-    write time (memory.bitmaps); recall adds them up to score every fact at once.
+    bits holds those facts, as 8,192 bits (bit i for fact block * 8192 + i) or, when few, as
+    their offsets (memory.bitmaps.encode). Maintained at write time
+    (memory.bitmaps); recall adds them up to score every fact at once.
     """
 
     term = models.CharField(max_length=210)

@@ -22,7 +22,7 @@ from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError, Se
 
 # Kind and Source are part of the door's vocabulary: callers (qualify) name them as
 # services.Kind / services.Source and never import memory.models.
-from memory.models import Kind, Memory, MemoryToken, Source
+from memory.models import Kind, Memory, Source
 from memory.secrets import find_secrets
 
 log = logging.getLogger("karani.memory")
@@ -276,16 +276,7 @@ def _write(
 
 
 def _index_tokens(memories: Iterable[Memory]) -> None:
-    tokens = [(m, textmod.tokens(m.text)) for m in memories]
-    MemoryToken.objects.bulk_create(
-        [
-            MemoryToken(memory_id=m.pk, token=token, company_key=m.company_key)
-            for m, words in tokens
-            for token in words
-        ],
-        batch_size=2000,
-    )
-    bitmaps.add((m.pk, bitmaps.fact_terms(words, m.company_key)) for m, words in tokens)
+    bitmaps.add((m.pk, bitmaps.fact_terms(textmod.tokens(m.text), m.company_key)) for m in memories)
 
 
 def _index_on_commit(memory_ids: list[int]) -> None:
@@ -314,7 +305,6 @@ def _soft_delete(memory: Memory, *, reason: str, actor: str, now: datetime) -> N
     memory.deleted_by = actor
     memory.save(update_fields=["deleted_at", "delete_reason", "deleted_by"])
     # The keyword index holds live facts only; the fact itself stays, as history.
-    MemoryToken.objects.filter(memory_id=memory.pk).delete()
     bitmaps.remove(
         [(memory.pk, bitmaps.fact_terms(textmod.tokens(memory.text), memory.company_key))]
     )

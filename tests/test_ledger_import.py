@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from ledger_helpers import counts
 
-from memory import services
-from memory.models import Memory, MemoryToken
+from memory import bitmaps, services
+from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
 
@@ -143,7 +143,8 @@ def test_it_falls_back_to_row_by_row_when_a_concurrent_writer_wins(monkeypatch):
         "Prefers remote": 2,
         "Likes Rust": 1,
     }
-    assert MemoryToken.objects.filter(token="rust").count() == 1
+    rust = Memory.objects.get(text="Likes Rust")
+    assert bitmaps.terms_of(rust.pk) == {"w:likes", "w:rust", "g"}
 
 
 def test_it_counts_each_touch_once_in_the_fallback(monkeypatch):

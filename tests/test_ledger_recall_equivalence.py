@@ -3,7 +3,7 @@
 memory.bitmaps scores every fact at once from per-block bitsets, then picks the newest facts
 of each score level either by fetching them (few) or by walking the recency index (many).
 Whatever path a query takes, and however the ledger got there (imports, touches, forgets,
-corrections, or a rebuild from the token table), the result must be the spec's ranking:
+corrections, or a rebuild from the facts), the result must be the spec's ranking:
 score = distinct query words in the fact + 1 when the query names the fact's company;
 scope = the company's facts plus global ones; ties by last_seen_at, then id, newest first.
 These tests build a random ledger of a few thousand facts (small vocabulary, coarse
@@ -213,13 +213,6 @@ def test_it_ranks_like_a_full_scan_across_many_id_blocks(
     small_blocks, random_ledger, reference, paths, monkeypatch
 ):
     _check_every_path(random_ledger, reference, paths, monkeypatch)
-
-
-def test_it_ranks_the_aggregate_reference_the_same(random_ledger, reference):
-    for query, company, limit in _queries(random_ledger, 150):
-        key = None if company is None else textmod.company_key(company)
-        hits = keyword.search_aggregate(query=query, company_key=key, limit=limit)
-        assert [(h.memory_id, h.score) for h in hits] == reference(query, company, limit)
 
 
 def _bitset(stored: bytes) -> bytes:

@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 from ledger_helpers import counts
 
-from memory import services
-from memory.models import Memory, MemoryToken
+from memory import bitmaps, services
+from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
 
@@ -40,11 +40,12 @@ def test_it_creates_a_live_row_with_every_field():
     assert row.seen_count == 1
     assert row.deleted_at is None and row.supersedes_id is None
     assert row.created_at == row.last_seen_at
-    assert set(MemoryToken.objects.filter(memory_id=row.pk).values_list("token", flat=True)) == {
-        "prefers",
-        "async",
-        "remote",
-        "teams",
+    assert bitmaps.terms_of(row.pk) == {
+        "w:prefers",
+        "w:async",
+        "w:remote",
+        "w:teams",
+        "c:northwind robotics",
     }
 
 
@@ -190,11 +191,10 @@ def test_it_accepts_text_of_exactly_2000_characters():
 
 def test_it_indexes_each_distinct_content_word_once():
     row = services.remember(text="Remote remote REMOTE teams and the teams")
-    tokens = sorted(MemoryToken.objects.filter(memory_id=row.id).values_list("token", flat=True))
-    assert tokens == ["remote", "teams"]
+    assert bitmaps.terms_of(row.id) == {"w:remote", "w:teams", "g"}
 
 
-def test_it_copies_the_company_key_into_the_token_index():
+def test_it_indexes_the_company_scope_with_the_words():
     row = services.remember(text="Great robotics team", company="Northwind Robotics")
-    keys = set(MemoryToken.objects.filter(memory_id=row.id).values_list("company_key", flat=True))
-    assert keys == {"northwind robotics"}
+    # "great" is a stopword: not a term.
+    assert bitmaps.terms_of(row.id) == {"w:robotics", "w:team", "c:northwind robotics"}
