@@ -5,12 +5,13 @@
     GUNICORN_CMD_ARGS="--workers 8" gunicorn -c deploy/gunicorn.conf.py
 
 Chosen with bench/api_bench.py (README, REST API; shared 2-core machine, PostgreSQL ledger of
-10k facts, recall at 1, 2 and 8 concurrent clients). Requests/s at 8 clients, one run each,
-other benchmarks running (run-to-run spread is wide: sync 4 workers gave 180, 261 and 347):
+10k facts, recall at 1, 2 and 8 concurrent clients, other benchmarks running, so the spread
+between runs is wide). Requests/s and API p95 minus service p95 at 8 clients:
 
-    sync,    4 workers              180-347   sync, 3 workers        311
-    gthread, 4 workers x 2 threads  217       gthread, 3 x 1 thread  177
-    gthread, 2 workers x 4 threads  162       gthread, 4 x 1 thread  162
+    sync,    2 workers (one per core)   331 req/s, +10 ms    (1 client +4.7, 2 clients +3.7)
+    sync,    3 or 4 workers             180-347,   +12-29 ms (1 client +3.3 to +6.9)
+    gthread, 2 workers x 4 threads      162-203,   +27-35 ms (1 client +4.4 to +5.6)
+    gthread, 4 x 2, 3 x 1, 4 x 1        162-217,   +14-33 ms
 
 gthread keeps connections alive, but every request on a kept-alive connection travels from
 the worker's poller thread to a pool thread and back, and threads of one process take turns
@@ -26,6 +27,7 @@ wsgi_app = "karani_site.wsgi:application"
 bind = "127.0.0.1:8000"
 
 worker_class = "sync"
-# Two per core: recall spends about half its time waiting on the database, and a second
-# process per core runs while the first waits. More only adds context switches.
-workers = 2 * multiprocessing.cpu_count()
+# One per core. Every worker waits on the shared listening socket and wakes for each new
+# connection; more workers than cores measured worse here (more wake-ups and context
+# switches), even though recall spends part of its time waiting on the database.
+workers = multiprocessing.cpu_count()
