@@ -170,3 +170,32 @@ def test_it_uses_mem0_extraction_when_an_llm_is_configured(mem0_mode, settings, 
     assert (data, int(ledger_id)) == ("Dislikes betting companies", fact.id)
     result = services.recall(query="gambling employers")
     assert [f.id for f in result.results] == [fact.id]
+
+
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_it_loads_the_embedder_in_the_configured_dtype_with_the_same_meaning(mem0_mode, settings):
+    import numpy as np
+    import torch
+
+    from memory.semantic import client, store
+
+    sentences = [
+        "Recruiters at documentation-driven remote employers typically respond within 48 hours.",
+        "how fast do handbook-first companies reply?",
+    ]
+    vectors = {}
+    for dtype in ("float32", "bfloat16"):
+        settings.KARANI_EMBEDDER_DTYPE = dtype
+        loaded = client.get()
+        model = loaded.memory.embedding_model.model
+        assert next(model.parameters()).dtype == getattr(torch, dtype)
+        vectors[dtype] = np.asarray(store.embed_texts(loaded, sentences))
+
+    cosines = np.sum(vectors["float32"] * vectors["bfloat16"], axis=1)
+    assert cosines.min() > 0.99, cosines
+    # and the paraphrase still matches its fact as well in either type
+    for v in vectors.values():
+        assert float(v[0] @ v[1]) == pytest.approx(
+            float(vectors["float32"][0] @ vectors["float32"][1]), abs=0.02
+        )

@@ -92,3 +92,9 @@ def test_it_uses_the_database_url_when_set(tmp_path):
 def test_it_refuses_an_unusable_database_url(tmp_path, url):
     error = load_settings(tmp_path, DATABASE_URL=url)["error"]
     assert error.startswith("DATABASE_URL is not a usable database URL")
+
+
+@pytest.mark.parametrize("value", ["fp16", "int8", "half"])
+def test_it_refuses_an_unknown_embedder_dtype_naming_the_allowed_ones(tmp_path, value):
+    loaded = load_settings(tmp_path, KARANI_EMBEDDER_DTYPE=value)
+    assert loaded == {"error": f"KARANI_EMBEDDER_DTYPE={value!r}: use auto, float32 or bfloat16"}
