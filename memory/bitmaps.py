@@ -9,7 +9,7 @@ Two encodings share the ``bits`` column, told apart by length: a 1 KiB bitset (b
 block * 8192 + i), or, for up to ``SPARSE_MAX`` facts, their offsets in the block as
 little-endian uint16 (2 bytes each). Most rows are rare words with a handful of facts: at a
 million facts 95% of rows hold under 32, and the sparse form shrinks the table from 1.5 GB
-to about 140 MB, so a recall's rows come from shared buffers instead of the disk cache.
+to about 160 MB, so a recall's rows come from shared buffers instead of the disk cache.
 
 Why: the score is "distinct query words in the fact (+1 for a named company)", so the exact
 top-k needs, for every fact, how many query words it holds. Summing postings row by row costs
@@ -318,13 +318,21 @@ class _TermRows:
 
     __slots__ = ("dense", "dense_blocks", "sparse", "sparse_blocks", "sparse_lens", "term")
 
-    def __init__(self, term: str, dense_blocks, dense, sparse_blocks, sparse_lens, sparse):
+    def __init__(
+        self,
+        term: str,
+        dense_blocks: list[int],
+        dense: bytes,
+        sparse_blocks: list[int],
+        sparse_lens: list[int],
+        sparse: bytes,
+    ) -> None:
         self.term = term
-        self.dense_blocks = np.asarray(dense_blocks or (), dtype=np.int64)
-        self.dense = dense or b""
-        self.sparse_blocks = np.asarray(sparse_blocks or (), dtype=np.int64)
-        self.sparse_lens = np.asarray(sparse_lens or (), dtype=np.int64)
-        self.sparse = sparse or b""
+        self.dense_blocks = np.asarray(dense_blocks, dtype=np.int64)
+        self.dense = dense
+        self.sparse_blocks = np.asarray(sparse_blocks, dtype=np.int64)
+        self.sparse_lens = np.asarray(sparse_lens, dtype=np.int64)
+        self.sparse = sparse
 
     @property
     def blocks(self) -> np.ndarray:

@@ -571,15 +571,24 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
 _RECALLED_FIELDS = ("id", "text", "kind", "company", "ref", "created_at", "last_seen_at")
 
 
+def _recalled_rows(ids: list[int]) -> list[tuple]:
+    """The live rows of ``ids`` as plain tuples of _RECALLED_FIELDS."""
+    if connection.vendor == "postgresql":
+        # Raw SQL: compiling the ORM query costs twice the query itself (0.8 vs 0.4 ms), on
+        # every recall. Postgres hands back aware datetimes, as the ORM would.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {', '.join(_RECALLED_FIELDS)} FROM {Memory._meta.db_table}"
+                " WHERE id = ANY(%s) AND deleted_at IS NULL",
+                [ids],
+            )
+            return cursor.fetchall()
+    # Elsewhere the ORM's converters turn stored text into datetimes.
+    return list(Memory.objects.filter(pk__in=ids).values_list(*_RECALLED_FIELDS))
+
+
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
-    # Plain tuples of the columns a RecalledFact shows: building model instances for a
-    # handful of rows costs more than the query itself.
-    rows = {
-        row[0]: row
-        for row in Memory.objects.filter(pk__in=[h.memory_id for h in hits]).values_list(
-            *_RECALLED_FIELDS
-        )
-    }
+    rows = {row[0]: row for row in _recalled_rows([h.memory_id for h in hits])}
     out = []
     for hit in hits:
         row = rows.get(hit.memory_id)
