@@ -2,7 +2,8 @@
 
 Postgres gets karani_bits_set(), which remember() uses to edit either encoding in place.
 Existing rows are re-encoded in place, a chunk at a time; the bitmaps stay exact throughout
-(a row means the same set of facts in either form), and no fact row is touched.
+(a row means the same set of facts in either form), and no fact row is touched. Then the
+table is vacuumed on Postgres.
 """
 
 from django.db import migrations
@@ -48,7 +49,22 @@ def _reencode(apps, schema_editor, convert):
 def to_sparse(apps, schema_editor):
     from memory import bitmaps
 
-    _reencode(apps, schema_editor, bitmaps.encode)
+    # Bitsets only: a row already stored as offsets (a rerun after an interruption; this
+    # migration is not atomic) stays as it is.
+    _reencode(
+        apps,
+        schema_editor,
+        lambda stored: bitmaps.encode(stored) if len(stored) == bitmaps.BLOCK_BYTES else stored,
+    )
+
+
+def vacuum(apps, schema_editor):
+    # Re-encoding rewrote most rows: without this the table keeps its old size (and recall
+    # reads the dead rows' pages) until autovacuum comes round. VACUUM cannot run inside a
+    # transaction, hence atomic = False below.
+    if schema_editor.connection.vendor == "postgresql":
+        table = apps.get_model("memory", "TermBitmap")._meta.db_table
+        schema_editor.execute(f"VACUUM ANALYZE {table}")
 
 
 def to_dense(apps, schema_editor):
@@ -58,6 +74,8 @@ def to_dense(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
+    atomic = False
+
     dependencies = [
         ("memory", "0005_keep_job_search_words"),
     ]
@@ -65,4 +83,5 @@ class Migration(migrations.Migration):
     operations = [
         migrations.RunPython(create_function, drop_function),
         migrations.RunPython(to_sparse, to_dense, elidable=True),
+        migrations.RunPython(vacuum, migrations.RunPython.noop),
     ]
