@@ -38,7 +38,11 @@ def company_candidates(query: str) -> set[str]:
 
 
 def named_company_keys(query: str, scope_key: str | None) -> list[str]:
-    """Company keys (of live facts, within scope) that the query names word for word."""
+    """Company keys (of live facts, within scope) that the query names word for word.
+
+    The readable definition, used by the naive scan (bench/recall_bench.py) and the
+    equivalence tests; search() gets the same answer from the bitmap read itself.
+    """
     candidates = company_candidates(query)
     if scope_key is not None:
         return [scope_key] if scope_key in candidates else []
