@@ -264,7 +264,7 @@ def _write(
                     **_row_fields(fact, actor=actor, now=now, created_at=created_at),
                     supersedes=supersedes,
                 )
-                _index_tokens([memory])
+                _index_keywords([memory])
         except IntegrityError:
             # Another writer inserted the same live fact between our touch and insert (the
             # partial unique constraint said so, after waiting for its commit): touch theirs.
@@ -275,7 +275,7 @@ def _write(
     return RememberResult(memory, created=True)
 
 
-def _index_tokens(memories: Iterable[Memory]) -> None:
+def _index_keywords(memories: Iterable[Memory]) -> None:
     bitmaps.add((m.pk, bitmaps.fact_terms(textmod.tokens(m.text), m.company_key)) for m in memories)
 
 
@@ -476,7 +476,7 @@ def _import_batch(
         try:
             with transaction.atomic():
                 created = Memory.all_objects.bulk_create(list(fresh.values()))
-                _index_tokens(created)
+                _index_keywords(created)
         except IntegrityError:
             # A concurrent writer committed one of the new facts after our read: write the
             # new facts (and their in-file duplicates) row by row, which resolves each
@@ -723,7 +723,7 @@ def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
         # insertion order for the foreign key.
         rows.sort(key=lambda m: m.pk)
         Memory.all_objects.bulk_create(rows, batch_size=1000)
-        _index_tokens([m for m in rows if m.deleted_at is None])
+        _index_keywords([m for m in rows if m.deleted_at is None])
         _reset_sequence()
     _index_on_commit([m.pk for m in rows if m.deleted_at is None])
     return len(rows)

@@ -106,13 +106,13 @@ def test_it_rolls_back_the_soft_delete_when_the_new_row_fails(fact, monkeypatch)
 
 def test_it_rolls_back_everything_when_indexing_the_new_row_fails(fact, monkeypatch):
     before = _snapshot()
-    real = services._index_tokens
+    real = services._index_keywords
 
     def index_then_fail(memories):
         real(memories)
         raise RuntimeError("injected fault while indexing")
 
-    monkeypatch.setattr(services, "_index_tokens", index_then_fail)
+    monkeypatch.setattr(services, "_index_keywords", index_then_fail)
     with pytest.raises(RuntimeError, match="injected fault"):
         services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
     assert _snapshot() == before

@@ -169,7 +169,7 @@ def test_it_counts_each_touch_once_in_the_fallback(monkeypatch):
 
 
 def test_it_rolls_back_only_the_failing_batch(monkeypatch):
-    real = services._index_tokens
+    real = services._index_keywords
     calls = {"n": 0}
 
     def fail_second_batch(memories):
@@ -178,7 +178,7 @@ def test_it_rolls_back_only_the_failing_batch(monkeypatch):
             raise RuntimeError("injected fault in batch 2")
         real(memories)
 
-    monkeypatch.setattr(services, "_index_tokens", fail_second_batch)
+    monkeypatch.setattr(services, "_index_keywords", fail_second_batch)
     with pytest.raises(RuntimeError, match="injected fault"):
         _import(
             {"text": "batch one a"}, {"text": "batch one b"}, {"text": "batch two a"}, batch_size=2
