@@ -146,7 +146,15 @@ def _apply_one_pg(memory_id: int, terms: list[str], *, on: bool) -> None:
                 " SELECT t, %s, %s FROM unnest(%s::text[]) AS t"
                 " ON CONFLICT (term, block) DO UPDATE"
                 " SET bits = karani_bits_set(b.bits, %s, 1, %s, %s)",
-                [block, _offsets(pos), sorted(set(terms)), pos, _sparse_max(), BLOCK_BYTES],
+                # A new row starts as an offset list of one: pos as 2 little-endian bytes.
+                [
+                    block,
+                    pos.to_bytes(2, "little"),
+                    sorted(set(terms)),
+                    pos,
+                    _sparse_max(),
+                    BLOCK_BYTES,
+                ],
             )
         else:
             cur.execute(
@@ -154,10 +162,6 @@ def _apply_one_pg(memory_id: int, terms: list[str], *, on: bool) -> None:
                 " WHERE term = ANY(%s::text[]) AND block = %s",
                 [pos, _sparse_max(), BLOCK_BYTES, sorted(set(terms)), block],
             )
-
-
-def _offsets(*positions: int) -> bytes:
-    return np.array(positions, dtype="<u2").tobytes()
 
 
 # Created by migration 0006 (Postgres only). Offsets stay in insertion order: readers do not
@@ -356,9 +360,9 @@ def _fetch(terms: list[str]) -> list[_TermRows]:
     sql = f"SELECT term, block, bits FROM {_TABLE} WHERE term "
     if connection.vendor == "postgresql":
         # Binary results carry bytea as raw bytes instead of hex text: about 1 MB for six
-        # common words at a million facts. Django's cursor binds on the client side, and
-        # such cursors cannot ask for binary rows, so this statement uses a plain psycopg
-        # cursor on Django's own connection (same transaction, same settings). Grouping
+        # common words at a million facts. Django's cursor wrapper has no way to ask for
+        # binary rows, so this statement uses a plain psycopg cursor on Django's own
+        # connection (same transaction, same settings). Grouping
         # by term in SQL was tried: the server's sorts cost more than the loop below.
         with _raw_cursor() as cur:
             cur.execute(sql + "= ANY(%s)", [terms], binary=True)
@@ -492,9 +496,10 @@ def _walk_newest_pg(mask: np.ndarray, blocks: np.ndarray, want: int, count: int)
     dense[blocks - lo] = mask.view(np.uint8).reshape(len(blocks), BLOCK_BYTES)
     first, end = lo * BLOCK_BITS, hi * BLOCK_BITS
     window = max(WALK_MIN_WINDOW, WALK_SPREAD * want * (end - first) // count)
+    candidates = dense.tobytes()
     with _raw_cursor() as cur:
         while True:
-            cur.execute(_WALK_PG, [first, end, dense.tobytes(), first, window], binary=True)
+            cur.execute(_WALK_PG, [first, end, candidates, first, window], binary=True)
             found, scanned = cur.fetchone()
             if len(found or ()) >= want or scanned < window:  # enough, or no more live facts
                 return (found or [])[:want]
