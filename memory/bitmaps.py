@@ -42,13 +42,13 @@ _REBUILD_BATCH = 500
 def encode(bitset: bytes | bytearray) -> bytes:
     """The stored form of one block's bitset: its offsets when few, else the bitset itself."""
     bits = np.frombuffer(bytes(bitset), dtype=np.uint8)
-    if int(np.bitwise_count(bits).sum()) > _sparse_max():
+    if int(np.bitwise_count(bits).sum()) > sparse_max():
         return bytes(bitset)
     offsets = np.flatnonzero(np.unpackbits(bits, bitorder="little"))
     return offsets.astype("<u2").tobytes()
 
 
-def _sparse_max() -> int:
+def sparse_max() -> int:
     # An offset list must stay shorter than a bitset: the length tells them apart.
     return min(SPARSE_MAX, (BLOCK_BYTES - 1) // 2)
 
@@ -152,7 +152,7 @@ def _apply_one_pg(memory_id: int, terms: list[str], *, on: bool) -> None:
                     pos.to_bytes(2, "little"),
                     sorted(set(terms)),
                     pos,
-                    _sparse_max(),
+                    sparse_max(),
                     BLOCK_BYTES,
                 ],
             )
@@ -160,7 +160,7 @@ def _apply_one_pg(memory_id: int, terms: list[str], *, on: bool) -> None:
             cur.execute(
                 f"UPDATE {_TABLE} SET bits = karani_bits_set(bits, %s, 0, %s, %s)"
                 " WHERE term = ANY(%s::text[]) AND block = %s",
-                [pos, _sparse_max(), BLOCK_BYTES, sorted(set(terms)), block],
+                [pos, sparse_max(), BLOCK_BYTES, sorted(set(terms)), block],
             )
 
 
@@ -572,7 +572,7 @@ def lock_writes() -> None:
     """
     if connection.vendor == "postgresql":
         with connection.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITE_LOCK_KEY])
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
 
 
-_WRITE_LOCK_KEY = 0x6B6172616E69  # "karani"
+WRITE_LOCK_KEY = 0x6B6172616E69  # "karani"

@@ -204,18 +204,27 @@ def remember(
 def _touch(fact_key: str, now: datetime) -> Memory | None:
     # UPDATE ... RETURNING (Postgres; SQLite >= 3.35): the touched row in the same round
     # trip, which is most of a duplicate remember()'s cost.
-    fields = Memory._meta.concrete_fields
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {Memory._meta.db_table} SET seen_count = seen_count + 1,"
             " last_seen_at = %s WHERE fact_key = %s AND deleted_at IS NULL"
-            f" RETURNING {columns}",
+            f" RETURNING {_columns()}",
             [connection.ops.adapt_datetimefield_value(now), fact_key],
         )
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _memory_from_row(row)
+
+
+def _columns(prefix: str = "") -> str:
+    return ", ".join(
+        prefix + connection.ops.quote_name(f.column) for f in Memory._meta.concrete_fields
+    )
+
+
+def _memory_from_row(row: tuple) -> Memory:
+    """A Memory from raw column values in concrete-field order, through the backend's
+    converters, as the ORM would build it."""
+    fields = Memory._meta.concrete_fields
     values = []
     for model_field, value in zip(fields, row, strict=True):
         col = model_field.get_col(Memory._meta.db_table)
@@ -252,6 +261,11 @@ def _write(
     created_at: datetime | None = None,
     supersedes: Memory | None = None,
 ) -> RememberResult:
+    """Touch the fact's live twin, or insert it and set its keyword bits."""
+    if connection.vendor == "postgresql":
+        return _write_pg(
+            fact, actor=actor, now=now, created_at=created_at, supersedes=supersedes
+        )
     with transaction.atomic():
         bitmaps.lock_writes()
         existing = _touch(fact.fact_key, now)
@@ -273,6 +287,50 @@ def _write(
                 raise
             return RememberResult(existing, created=False)
     return RememberResult(memory, created=True)
+
+
+def _write_pg(
+    fact: CleanFact,
+    *,
+    actor: str,
+    now: datetime,
+    created_at: datetime | None,
+    supersedes: Memory | None,
+) -> RememberResult:
+    """The same steps in one statement: karani_remember() (migration 0009).
+
+    Outside a transaction (a plain remember()) the statement is the whole transaction, so a
+    new fact costs one round trip instead of seven; inside one (correct(), an import's
+    fallback) it joins it, as the Python path would.
+    """
+    fields = _row_fields(fact, actor=actor, now=now, created_at=created_at)
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT r.created, {_columns('(r.fact).')} FROM karani_remember("
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s) AS r",
+            [
+                bitmaps.WRITE_LOCK_KEY,
+                fields["text"],
+                fields["kind"],
+                fields["company"],
+                fields["company_key"],
+                fields["source"],
+                fields["fit_score"],
+                fields["ref"],
+                fields["fact_key"],
+                adapt(fields["created_at"]),
+                adapt(fields["last_seen_at"]),
+                fields["created_by"],
+                supersedes.pk if supersedes is not None else None,
+                sorted(set(bitmaps.fact_terms(textmod.tokens(fact.text), fact.company_key))),
+                bitmaps.BLOCK_BITS,
+                bitmaps.sparse_max(),
+                bitmaps.BLOCK_BYTES,
+            ],
+        )
+        created, *row = cursor.fetchone()
+    return RememberResult(_memory_from_row(tuple(row)), created=created)
 
 
 def _index_keywords(memories: Iterable[Memory]) -> None:

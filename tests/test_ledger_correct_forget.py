@@ -105,14 +105,17 @@ def test_it_rolls_back_the_soft_delete_when_the_new_row_fails(fact, monkeypatch)
 
 
 def test_it_rolls_back_everything_when_indexing_the_new_row_fails(fact, monkeypatch):
+    # The fault strikes once the new row and its keyword bits are written: on PostgreSQL
+    # both are karani_remember()'s one statement, on SQLite _index_keywords sets the bits.
     before = _snapshot()
-    real = services._index_keywords
+    target = "_write_pg" if connection.vendor == "postgresql" else "_index_keywords"
+    real = getattr(services, target)
 
-    def index_then_fail(memories):
-        real(memories)
+    def write_then_fail(*args, **kwargs):
+        real(*args, **kwargs)
         raise RuntimeError("injected fault while indexing")
 
-    monkeypatch.setattr(services, "_index_keywords", index_then_fail)
+    monkeypatch.setattr(services, target, write_then_fail)
     with pytest.raises(RuntimeError, match="injected fault"):
         services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
     assert _snapshot() == before
