@@ -77,5 +77,27 @@ def tokens(text: str) -> list[str]:
 
 def has_control_chars(text: str) -> bool:
     # Newlines and tabs are ordinary in a note; everything else in category C* (NUL, escape
-    # sequences, bidi overrides, unassigned code points) is refused.
-    return any(unicodedata.category(ch).startswith("C") and ch not in "\n\t" for ch in text)
+    # sequences, bidi overrides, zero-width spaces, unassigned code points) is refused, except
+    # a joiner doing its job (see _is_joining).
+    return any(
+        unicodedata.category(ch).startswith("C")
+        and ch not in "\n\t"
+        and not (ch in _JOINERS and _is_joining(text, i))
+        for i, ch in enumerate(text)
+    )
+
+
+# Zero-width non-joiner and joiner: emoji sequences need ZWJ (the technologist emoji is
+# woman + ZWJ + laptop), and Persian, Hindi and other scripts spell words with either.
+_JOINERS = "\u200c\u200d"
+
+
+def _is_joining(text: str, i: int) -> bool:
+    """A joiner between two non-ASCII, non-space characters. Next to ASCII it has no job and
+    would only make "re<ZWJ>mote" a different fact from "remote" that looks the same."""
+    if i == 0 or i == len(text) - 1:
+        return False
+    before, after = text[i - 1], text[i + 1]
+    return all(
+        not ch.isascii() and not ch.isspace() and ch not in _JOINERS for ch in (before, after)
+    )

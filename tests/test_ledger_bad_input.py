@@ -48,11 +48,28 @@ def test_it_refuses_text_over_2000_characters_naming_the_limit(ledger_with_one_f
         "c1 control\x85",
         "bidi override \u202e",
         "zero width \u200b space",
+        "a joiner inside ASCII: re\u200dmote",
+        "a joiner at the end \U0001f469\u200d",
+        "\u200c a non-joiner after a space",
     ],
 )
 def test_it_refuses_nul_and_other_control_characters(ledger_with_one_fact, text):
     _refused("control characters", text=text)
     assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wants \U0001f469\u200d\U0001f4bb roles",  # woman technologist: woman + ZWJ + laptop
+        "Persian: \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # mi-khaham, with a ZWNJ
+        "Hindi: \u0915\u094d\u200d\u0937",  # a half form, with a ZWJ
+    ],
+)
+def test_it_keeps_joiners_that_build_emoji_and_words(text):
+    result = services.remember(text=text)
+    assert result.created is True
+    assert services.get_fact(id=result.id).text == text
 
 
 @pytest.mark.parametrize("text", [None, 42, b"bytes", ["list"]])
