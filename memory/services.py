@@ -263,9 +263,7 @@ def _write(
 ) -> RememberResult:
     """Touch the fact's live twin, or insert it and set its keyword bits."""
     if connection.vendor == "postgresql":
-        return _write_pg(
-            fact, actor=actor, now=now, created_at=created_at, supersedes=supersedes
-        )
+        return _write_pg(fact, actor=actor, now=now, created_at=created_at, supersedes=supersedes)
     with transaction.atomic():
         bitmaps.lock_writes()
         existing = _touch(fact.fact_key, now)
