@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from memory import keyword
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
+from memory.semantic.encoder import embed_query
 from memory.semantic.guard import guarded
 
 # Shipped choice, measured by bench/semantic_quality.py (README, "Semantic index").
@@ -36,10 +37,12 @@ def semantic_hits(client: Client, *, query: str, company_key: str | None, limit:
     """mem0's ranking (vector similarity, with its BM25 blend as a tie-breaker), best first, as
     ledger hits; several vectors of one ledger row (extraction can make them) count once.
 
-    This is ``Memory.search`` taken apart, through mem0's own embedder, vector store and
-    scoring functions, so the ranking is the same (bench/semantic_quality.py compares
-    both), but cheaper: ``Memory.search`` runs its full-text query only after embedding the
-    query and the vector query, one after the other, then builds a pydantic item per hit.
+    This is ``Memory.search`` taken apart, through mem0's own vector store and scoring
+    functions and the same query vector as mem0's embedder (encoder.embed_query: the local
+    model's own pipeline without encode()'s batch overhead), so the ranking is the same
+    (bench/semantic_quality.py compares both), but cheaper: ``Memory.search`` runs its
+    full-text query only after embedding the query and the vector query, one after the
+    other, then builds a pydantic item per hit.
     Here the full-text query (I/O: PostgreSQL works in its own process) runs on a second
     pooled connection while this thread embeds the query (CPU), so it costs nothing on the
     critical path (bench/semantic_latency.py times both paths). mem0's entity boost needs
@@ -59,7 +62,7 @@ def semantic_hits(client: Client, *, query: str, company_key: str | None, limit:
         client.store.keyword_search, query=lemmatized, top_k=candidates, filters=filters
     )
     try:
-        vector = client.memory.embedding_model.embed(query, "search")
+        vector = embed_query(client, query)
         nearest = client.store.search(
             query=query, vectors=vector, top_k=candidates, filters=filters
         )

@@ -1,0 +1,94 @@
+"""The query embedding: one short sentence, on every semantic recall's critical path.
+
+mem0's ``embedding_model.embed(text, "search")`` calls ``SentenceTransformer.encode``,
+which is built for batches: per call it validates arguments, infers the input modality,
+sorts inputs by length, sets up a progress bar and converts through lists. For one
+sentence that is several milliseconds of Python on top of a ~10 ms forward pass
+(bench/semantic_latency.py: ``embed`` vs ``embed (mem0 encode)``, ~20% apart).
+
+For the local sentence-transformers model, ``embed_query`` runs the same steps ``encode``
+runs for one input (the model's own ``preprocess`` with its prompt, then its module stack:
+transformer, pooling, normalisation as configured in the model directory) and nothing
+else, under ``torch.inference_mode``. The vector is the one mem0's embed returns
+(tests/test_semantic_encoder.py), as a float32 array rather than a list: the pool sends
+arrays in pgvector's binary format (client.vector_adapters), where psycopg would format
+384 floats as text. A remote embedder, or a model this path does not recognise, goes
+through mem0's embed unchanged. Writes and reindex keep their batch path
+(store.embed_texts).
+"""
+
+import threading
+import weakref
+from typing import Any
+
+from memory.semantic.client import Client
+
+# One fast encoder per loaded model object (a reload builds a new one).
+_encoders: "weakref.WeakKeyDictionary[Any, _LocalQueryEncoder]" = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+class _LocalQueryEncoder:
+    """``SentenceTransformer.encode(text)`` for one text, without the batch machinery."""
+
+    def __init__(self, model: Any) -> None:
+        import torch
+
+        self._torch = torch
+        self._model = model
+        # encode() calls eval() on every call; a loaded model is already in eval mode, and
+        # nothing here trains it, so once is enough.
+        model.eval()
+        # What encode() resolves per call with no prompt arguments: the model's default
+        # prompt (none for the bundled model) and its truncation dimension.
+        self._prompt = model._resolve_prompt(None, None)
+        self._truncate_dim = model.truncate_dim
+
+    def __call__(self, text: str) -> Any:
+        """The query's vector as a float32 numpy array."""
+        torch = self._torch
+        with torch.inference_mode():
+            features = self._model.preprocess([text], prompt=self._prompt)
+            # Through __call__, as encode() does, so any forward hooks still apply.
+            embedding = self._model(features)["sentence_embedding"]
+            if self._truncate_dim is not None:
+                embedding = embedding[..., : self._truncate_dim]
+            # bfloat16 weights give a bfloat16 vector; encode() upcasts it the same way.
+            return embedding[0].float().numpy()
+
+
+def _local_model(client: Client) -> Any:
+    """The SentenceTransformer behind mem0's embedder, or None when this path does not apply."""
+    embedder = client.memory.embedding_model
+    model = getattr(embedder, "model", None)  # mem0's remote (OpenAI-style) embedder has none
+    if model is None or getattr(embedder.config, "huggingface_base_url", None):
+        return None
+    from sentence_transformers import SentenceTransformer
+
+    if not isinstance(model, SentenceTransformer):
+        return None
+    # Multi-device or distributed inference is encode()'s business, not this path's.
+    if getattr(model, "_distributed_inference", None) is not None:
+        return None
+    return model
+
+
+def query_encoder(client: Client) -> Any:
+    """A callable text -> vector: the fast local path, or mem0's embed for everything else."""
+    model = _local_model(client)
+    if model is None:
+        embedder = client.memory.embedding_model
+        return lambda text: embedder.embed(text, "search")
+    encoder = _encoders.get(model)
+    if encoder is None:
+        with _lock:
+            encoder = _encoders.get(model)
+            if encoder is None:
+                encoder = _encoders[model] = _LocalQueryEncoder(model)
+    return encoder
+
+
+def embed_query(client: Client, text: str) -> Any:
+    """The vector mem0's ``embedding_model.embed(text, "search")`` returns (an array for the
+    local model, a list of floats from a remote endpoint), cheaper for the local model."""
+    return query_encoder(client)(text)
