@@ -263,13 +263,22 @@ def _rebuild_block(block: int, model: type) -> None:
 
 
 def top_k(
-    *, tokens: list[str], named: list[str], scope: str | None, limit: int
-) -> list[tuple[int, int]]:
-    """[(memory_id, score)] best first: score, then last_seen_at, then id, descending.
+    *,
+    tokens: list[str],
+    named: list[str],
+    scope: str | None,
+    limit: int,
+    columns: tuple[str, ...] = ("id",),
+) -> list[tuple[int, int, tuple | None]]:
+    """[(memory_id, score, row)] best first: score, then last_seen_at, then id, descending.
 
     ``named`` holds the company keys the query may name. A key with no live fact has no
     bits, so callers may pass every candidate and let the bitmaps sort them out: that saves
     a query against the memories table per recall.
+
+    ``row`` is the fact's ``columns`` (the first must be id) when the tie-break could bring
+    them along: on Postgres it does, in the statement that orders the winners, which saves
+    the caller a round trip to fetch them. Elsewhere it is None.
     """
     if not tokens and not named:
         return []
@@ -314,7 +323,7 @@ def top_k(
         in_scope = scope_buf.view(np.uint64)
         for plane in planes:
             plane &= in_scope
-    return _newest_by_level(planes, top, blocks, limit)
+    return _newest_by_level(planes, top, blocks, limit, columns)
 
 
 class _TermRows:
@@ -422,22 +431,26 @@ def _level_mask(planes: list[np.ndarray], level: int) -> np.ndarray:
 
 
 def _newest_by_level(
-    planes: list[np.ndarray], top: int, blocks: np.ndarray, limit: int
-) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
+    planes: list[np.ndarray], top: int, blocks: np.ndarray, limit: int, columns: tuple[str, ...]
+) -> list[tuple[int, int, tuple | None]]:
+    out: list[tuple[int, int, tuple | None]] = []
     for level in range(top, 0, -1):
         mask = _level_mask(planes, level)
         count = int(np.bitwise_count(mask).sum())
         if not count:
             continue
-        out += [(mid, level) for mid in _newest(mask, count, limit - len(out), blocks)]
+        newest = _newest(mask, count, limit - len(out), blocks, columns)
+        out += [(mid, level, row) for mid, row in newest]
         if len(out) >= limit:
             break
     return out
 
 
-def _newest(mask: np.ndarray, count: int, want: int, blocks: np.ndarray) -> list[int]:
-    """The ``want`` most recently seen of the ``count`` facts in ``mask``.
+def _newest(
+    mask: np.ndarray, count: int, want: int, blocks: np.ndarray, columns: tuple[str, ...]
+) -> list[tuple[int, tuple | None]]:
+    """The ``want`` most recently seen of the ``count`` facts in ``mask``, with their rows
+    where the database brought them (Postgres).
 
     Two ways: fetch every candidate by primary key and sort (cost ~ count), or read live
     facts newest first and keep the candidates (cost ~ want * universe / count, as the
@@ -445,10 +458,10 @@ def _newest(mask: np.ndarray, count: int, want: int, blocks: np.ndarray) -> list
     """
     universe = int(blocks[-1] + 1) * BLOCK_BITS
     if count * count <= max(DIRECT_MIN**2, want * universe // _WALK_RATIO):
-        return _fetch_newest(_ids(mask, blocks), want)
+        return _fetch_newest(_ids(mask, blocks), want, columns)
     if connection.vendor == "postgresql":
-        return _walk_newest_pg(mask, blocks, want, count)
-    return _walk_newest(_ids(mask, blocks), want)
+        return _walk_newest_pg(mask, blocks, want, count, columns)
+    return [(mid, None) for mid in _walk_newest(_ids(mask, blocks), want)]
 
 
 def _ids(mask: np.ndarray, blocks: np.ndarray) -> np.ndarray:
@@ -460,12 +473,15 @@ def _ids(mask: np.ndarray, blocks: np.ndarray) -> np.ndarray:
     return blocks[positions // BLOCK_BITS] * BLOCK_BITS + positions % BLOCK_BITS
 
 
-def _fetch_newest(ids: np.ndarray, want: int) -> list[int]:
+def _fetch_newest(
+    ids: np.ndarray, want: int, columns: tuple[str, ...]
+) -> list[tuple[int, tuple | None]]:
     if connection.vendor == "postgresql":
-        # The database sorts and returns only ids: no timestamps to parse in Python.
+        # The database sorts (an index-only scan of memories_live_seen), then reads the
+        # winners' rows: nothing to sort in Python, no second query for the rows.
         with _raw_cursor() as cur:
-            cur.execute(_FETCH_PG, [ids.tolist(), want], binary=True)
-            return [mid for (mid,) in cur.fetchall()]
+            cur.execute(_FETCH_PG.format(columns=_cols(columns)), [ids.tolist(), want], binary=True)
+            return [(row[0], row) for row in cur.fetchall()]
     found: list[tuple] = []
     id_list = ids.tolist()
     with connection.cursor() as cur:
@@ -478,10 +494,12 @@ def _fetch_newest(ids: np.ndarray, want: int) -> list[int]:
             )
             found += cur.fetchall()
     found.sort(reverse=True)
-    return [mid for _, mid in found[:want]]
+    return [(mid, None) for _, mid in found[:want]]
 
 
-def _walk_newest_pg(mask: np.ndarray, blocks: np.ndarray, want: int, count: int) -> list[int]:
+def _walk_newest_pg(
+    mask: np.ndarray, blocks: np.ndarray, want: int, count: int, columns: tuple[str, ...]
+) -> list[tuple[int, tuple | None]]:
     """Postgres reads live facts newest first and tests each id against the mask itself.
 
     The mask goes over as one dense bytea from the first candidate block to the last, and
@@ -489,7 +507,8 @@ def _walk_newest_pg(mask: np.ndarray, blocks: np.ndarray, want: int, count: int)
     keeps the plan an ordered walk of memories_live_recent however the planner guesses the
     bit test's selectivity. The window is sized for candidates spread evenly through time;
     if it held too few winners (recency and the candidates need not be independent), a
-    four times larger one is read.
+    four times larger one is read. The winners' rows come back with them (one result row
+    per winner, the walk's answer repeated on each).
     """
     lo, hi = int(blocks[0]), int(blocks[-1]) + 1
     dense = np.zeros((hi - lo, BLOCK_BYTES), dtype=np.uint8)
@@ -497,12 +516,15 @@ def _walk_newest_pg(mask: np.ndarray, blocks: np.ndarray, want: int, count: int)
     first, end = lo * BLOCK_BITS, hi * BLOCK_BITS
     window = max(WALK_MIN_WINDOW, WALK_SPREAD * want * (end - first) // count)
     candidates = dense.tobytes()
+    sql = _WALK_PG.format(columns=_cols(columns))
     with _raw_cursor() as cur:
         while True:
-            cur.execute(_WALK_PG, [first, end, candidates, first, window], binary=True)
-            found, scanned = cur.fetchone()
-            if len(found or ()) >= want or scanned < window:  # enough, or no more live facts
-                return (found or [])[:want]
+            cur.execute(sql, [first, end, candidates, first, window, want], binary=True)
+            result = cur.fetchall()
+            found, scanned = result[0][0] or [], result[0][1]
+            if len(found) >= want or scanned < window:  # enough, or no more live facts
+                rows = {r[2]: tuple(r[2:]) for r in result if r[2] is not None}
+                return [(mid, rows[mid]) for mid in found[:want]]
             window *= 4
 
 
@@ -541,15 +563,27 @@ WALK_SPREAD = 2
 # ordered walk (measured at a million facts: bench/recall_bench.py).
 _WALK_RATIO = 32
 _FETCH_PG = (
-    "SELECT id FROM memories WHERE id = ANY(%s) AND deleted_at IS NULL"
-    " ORDER BY last_seen_at DESC, id DESC LIMIT %s"
+    "SELECT {columns} FROM (SELECT id, last_seen_at FROM memories"
+    " WHERE id = ANY(%s) AND deleted_at IS NULL"
+    " ORDER BY last_seen_at DESC, id DESC LIMIT %s) w"
+    " JOIN memories m ON m.id = w.id ORDER BY w.last_seen_at DESC, w.id DESC"
 )
 _WALK_PG = (
-    "SELECT array_agg(id ORDER BY last_seen_at DESC, id DESC) FILTER (WHERE CASE"
-    " WHEN id >= %s AND id < %s THEN get_bit(%s::bytea, (id - %s)::int) = 1 END), count(*)"
+    "WITH w AS (SELECT array_agg(id ORDER BY last_seen_at DESC, id DESC) FILTER (WHERE CASE"
+    " WHEN id >= %s AND id < %s THEN get_bit(%s::bytea, (id - %s)::int) = 1 END) AS found,"
+    " count(*) AS scanned"
     " FROM (SELECT id, last_seen_at FROM memories WHERE deleted_at IS NULL"
-    " ORDER BY last_seen_at DESC, id DESC LIMIT %s) recent"
+    " ORDER BY last_seen_at DESC, id DESC LIMIT %s) recent)"
+    " SELECT w.found, w.scanned, {columns} FROM w"
+    " LEFT JOIN memories m ON m.id = ANY(w.found[1:%s])"
 )
+
+
+def _cols(columns: tuple[str, ...]) -> str:
+    # Column names come from code (keyword.ROW_FIELDS), never from input.
+    return ", ".join(f"m.{c}" for c in columns)
+
+
 _WALK_FIRST = (
     "SELECT last_seen_at, id FROM memories WHERE deleted_at IS NULL"
     " ORDER BY last_seen_at DESC, id DESC LIMIT %s"

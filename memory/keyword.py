@@ -18,10 +18,17 @@ _MAX_QUERY_PIECES = 64
 _EDGE_PUNCT = ".,;:!?\"'()[]{}<>«»“”‘’"
 
 
+# What recall shows of a fact, in this order. On Postgres the ranking reads these rows along
+# with its tie-break (bitmaps.top_k), so services._materialise has nothing left to fetch.
+ROW_FIELDS = ("id", "text", "kind", "company", "ref", "created_at", "last_seen_at")
+
+
 @dataclass(frozen=True)
 class Hit:
     memory_id: int
     score: float
+    # ROW_FIELDS of the live fact, when the ranking already read them.
+    row: tuple | None = None
 
 
 def company_candidates(query: str) -> set[str]:
@@ -71,5 +78,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
         # Every candidate: a key that no live fact carries has no bits, so the bitmap read
         # itself tells which companies the query names (no query on the memories table).
         named = sorted(candidates)
-    ranked = bitmaps.top_k(tokens=tokens, named=named, scope=company_key, limit=limit)
-    return [Hit(memory_id=mid, score=float(score)) for mid, score in ranked]
+    ranked = bitmaps.top_k(
+        tokens=tokens, named=named, scope=company_key, limit=limit, columns=ROW_FIELDS
+    )
+    return [Hit(memory_id=mid, score=float(score), row=row) for mid, score, row in ranked]

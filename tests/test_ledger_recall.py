@@ -1,9 +1,11 @@
 """recall() in basic mode: word-anchored tokens, distinct-token score, company boost,
 recency tie-break, scope, limit, deleted facts, and KARANI_MEMORY=off."""
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memory import services
@@ -321,12 +323,31 @@ def test_it_drops_a_fact_deleted_between_ranking_and_fetch(monkeypatch):
     real_search = keyword.search
 
     def search_then_forget(**kwargs):
-        hits = real_search(**kwargs)
+        # Hits without their rows, as the semantic index gives them (and keyword ranking on
+        # SQLite): the fetch after ranking is where a deletion in between must show.
+        hits = [dataclasses.replace(h, row=None) for h in real_search(**kwargs)]
         services.forget(id=gone, reason="raced")
         return hits
 
     monkeypatch.setattr(keyword, "search", search_then_forget)
     assert _ids("remote") == [keep]
+
+
+def test_its_keyword_hits_carry_the_rows_recall_shows_on_postgres():
+    # Postgres reads the winners' rows in the statement that ranks them (one snapshot, one
+    # round trip less); the rows must be exactly what the ORM reads.
+    from memory import keyword
+
+    for i in range(3):
+        _remember(f"remote role number {i}", company="Acme" if i else None)
+    hits = keyword.search(query="remote acme", company_key=None, limit=5)
+    assert len(hits) == 3
+    for hit in hits:
+        if connection.vendor != "postgresql":
+            assert hit.row is None
+            continue
+        expected = Memory.objects.filter(pk=hit.memory_id).values_list(*keyword.ROW_FIELDS)
+        assert hit.row == expected.get()
 
 
 # --- result shape and modes ---------------------------------------------------------------

@@ -167,6 +167,14 @@ def _queries(rng: random.Random, count: int) -> list[tuple[str, str | None, int]
 
 def _ranking(query: str, company: str | None, limit: int) -> list[tuple[int, float]]:
     result = services.recall(query=query, company=company, limit=limit)
+    # Each path reads the winners' rows its own way (on Postgres, inside the tie-break):
+    # what recall shows must be the stored row of the fact it ranked.
+    shown = {
+        f.id: (f.id, f.text, f.kind, f.company, f.ref, f.created_at, f.last_seen_at)
+        for f in result.results
+    }
+    stored = Memory.objects.filter(pk__in=shown).values_list(*keyword.ROW_FIELDS)
+    assert shown == {row[0]: row for row in stored}
     return [(f.id, f.score) for f in result.results]
 
 
