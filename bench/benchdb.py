@@ -295,6 +295,11 @@ def grow_to(target: int, *, log=print) -> None:
         else:
             cur.execute("ANALYZE")
             cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if connection.vendor == "postgresql":
+        from memory import services
+
+        # What the README asks of an operator after a bulk import: `karani compact`.
+        log(f"  compacted the keyword index: {services.compact_index()}")
 
 
 def check_loader_matches_service() -> None:

@@ -665,6 +665,11 @@ def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
     return out
 
 
+def compact_index() -> dict[str, Any]:
+    """Store each term's keyword-index rows together (memory.bitmaps.compact)."""
+    return bitmaps.compact()
+
+
 def get_fact(*, id: int) -> Memory:
     """One fact by id, live or deleted (the audit view)."""
     if isinstance(id, bool) or not isinstance(id, int) or id < 1:
