@@ -147,3 +147,48 @@ def test_it_never_returns_a_deleted_fact_from_a_stale_index(
 
     assert not result.fallback
     assert [f.id for f in result.results] == [corrected.pk]
+
+
+def _gin_state(dsn: str, index: str) -> tuple[list[str], int]:
+    """(reloptions, pending tuples) of a GIN index, read from the catalog and its metapage."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        options = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (f'"{index}"',)
+        ).fetchone()[0]
+        pending = conn.execute(
+            "SELECT pending_tuples FROM pgstatginindex(to_regclass(%s))", (f'"{index}"',)
+        ).fetchone()[0]
+    return options or [], pending
+
+
+def test_it_keeps_the_full_text_index_free_of_a_pending_list(mem0_mode, vector_database):
+    import psycopg
+
+    from memory.semantic import client
+
+    index = f"{mem0_mode}_text_lemmatized_idx"
+    first = services.remember(text="Prefers teams that write design documents")
+    assert _gin_state(vector_database, index) == (["fastupdate=off"], 0)
+
+    # As mem0 creates the index (fast update on), behind the back of the cached store: new
+    # rows' terms are queued in the pending list every full-text query scans.
+    with psycopg.connect(vector_database, autocommit=True) as conn:
+        conn.execute(f'ALTER INDEX "{index}" SET (fastupdate = on)')
+    queued = [services.remember(text=f"Rejected offer {n} over the salary").id for n in range(5)]
+    options, pending = _gin_state(vector_database, index)
+    assert options == ["fastupdate=on"] and pending >= 5
+
+    # The next store (a new process, or after any failure) flushes it and turns it off;
+    # the queued rows are still matched.
+    client.discard_store()
+    result = services.recall(query="salary offer rejected", limit=10)
+    assert _gin_state(vector_database, index) == (["fastupdate=off"], 0)
+    assert not result.fallback
+    matched = client.get().store.keyword_search(
+        query="rejected offer salary", top_k=10, filters={"user_id": "karani"}
+    )
+    assert sorted(r.payload["ledger_id"] for r in matched) == sorted(queued)
+    assert first.id in index_vectors(vector_database, mem0_mode)
