@@ -5,8 +5,10 @@ pieces more than one operation returns. Each names its OpenAPI component explici
 drf-spectacular never has to guess (or warn about) a name.
 """
 
+from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.utils.serializer_helpers import BindingDict
 
 from memory.models import Kind, Memory, Source
 from memory.services import MAX_COMPANY_CHARS, MAX_REF_CHARS
@@ -14,6 +16,33 @@ from memory.services import MAX_COMPANY_CHARS, MAX_REF_CHARS
 KIND_CHOICES = Kind.choices
 SOURCE_CHOICES = Source.choices
 STATUS_CHOICES = ("live", "deleted", "superseded")
+
+
+class FlatInputSerializer(serializers.Serializer):
+    """A request's input (query string or body), validated with fields built once per class.
+
+    DRF builds a serializer's fields for every instance: a deep copy of each declared field
+    and its validators, on every request, ~0.1 ms for recall's three (a deep copy of 16
+    objects). Input fields hold no per-request state (``run_validation`` reads only their
+    own settings, and the root's ``partial``, always False here), so each class binds one
+    set to a prototype instance and every instance validates with it. The validation, its
+    errors and the OpenAPI schema are DRF's own. Only for flat input serializers: no nested
+    serializers, no context, no ``partial``.
+    """
+
+    @cached_property
+    def fields(self) -> BindingDict:
+        cls = type(self)
+        shared = cls.__dict__.get("_shared_fields")
+        if shared is None:
+            prototype = cls()
+            shared = BindingDict(prototype)
+            for name, field in prototype.get_fields().items():
+                shared[name] = field
+            prototype.__dict__["fields"] = shared
+            # A race between two threads builds two equal sets; either one is kept.
+            cls._shared_fields = shared
+        return shared
 
 
 @extend_schema_serializer(component_name="ErrorDetail")

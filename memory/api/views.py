@@ -29,6 +29,7 @@ from memory.api.serializers import (
     SOURCE_CHOICES,
     ErrorSerializer,
     FactSerializer,
+    FlatInputSerializer,
     RecalledFactSerializer,
 )
 from memory.text import MAX_TEXT_CHARS
@@ -100,7 +101,7 @@ class RecallApi(ReadApi):
     field_names = {"query": "q"}
 
     @extend_schema_serializer(component_name="RecallQuery")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(FlatInputSerializer):
         q = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="what to recall")
         company = serializers.CharField(
             required=False,
@@ -150,7 +151,7 @@ class MemoryListApi(ReadWriteApi):
     """GET lists (any reader); POST remembers (writers)."""
 
     @extend_schema_serializer(component_name="FactListQuery")
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(FlatInputSerializer):
         kind = serializers.ChoiceField(choices=KIND_CHOICES, required=False)
         company = serializers.CharField(required=False, help_text="that company's facts only")
         source = serializers.ChoiceField(choices=SOURCE_CHOICES, required=False)
@@ -169,7 +170,7 @@ class MemoryListApi(ReadWriteApi):
         results = FactSerializer(many=True)
 
     @extend_schema_serializer(component_name="RememberRequest")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(FlatInputSerializer):
         text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the fact, plainly")
         kind = serializers.ChoiceField(choices=KIND_CHOICES, default="note")
         company = serializers.CharField(
@@ -236,7 +237,7 @@ class MemoryDetailApi(ReadWriteApi):
     write_permission = "memory.change_memory"
 
     @extend_schema_serializer(component_name="ForgetRequest")
-    class ForgetSerializer(serializers.Serializer):
+    class ForgetSerializer(FlatInputSerializer):
         reason = serializers.CharField(
             max_length=services.MAX_REASON_CHARS, help_text="why it is wrong or obsolete"
         )
@@ -271,7 +272,7 @@ class MemoryCorrectApi(WriteApi):
     write_permission = "memory.change_memory"
 
     @extend_schema_serializer(component_name="CorrectRequest")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(FlatInputSerializer):
         text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the corrected fact")
         reason = serializers.CharField(
             max_length=services.MAX_REASON_CHARS, help_text="why the old text was wrong"
