@@ -266,7 +266,7 @@ def compact() -> dict[str, float | int | bool]:
     Recall reads every row of a few terms. Rows are born a block at a time, so in insertion
     order one term's rows lie a row per heap page apart: a common word at a million facts
     is 123 page visits. Clustered, they are a few consecutive pages, and the read costs about
-    a third less (bench/recall_bench.py, README). New blocks keep being appended at the end,
+    a third less (bench/bitmap_layout.py, README). New blocks keep being appended at the end,
     a row per term every 8,192 facts, so the order decays slowly; run this after a bulk
     import, or now and then. CLUSTER locks the table while it rewrites it: recall and writes
     wait (seconds at a million facts). SQLite has nothing to do: its rows stay in id order.
