@@ -591,8 +591,11 @@ WALK_MIN_WINDOW = 256
 # Margin over the rows an even spread of candidates would need.
 WALK_SPREAD = 2
 # A candidate fetched through memories_live_seen costs about this many entries of the
-# ordered walk (measured at a million facts: bench/recall_bench.py).
-_WALK_RATIO = 32
+# ordered walk: bench/tiebreak_paths.py at a million facts puts the crossover at ~560
+# candidates (by id 7.1 ms vs walk 6.4 at 600; 6.9 vs 12.1 at 400), and 5 x 1M / 560^2 = 16.
+# Past ~1,000 ids Postgres changes plan and fetching by id costs ~100 ms, so do not raise
+# the crossover much further.
+_WALK_RATIO = 16
 _FETCH_PG = (
     "SELECT {columns} FROM (SELECT id, last_seen_at FROM memories"
     " WHERE id = ANY(%s) AND deleted_at IS NULL"
