@@ -591,15 +591,18 @@ WALK_MIN_WINDOW = 256
 # Margin over the rows an even spread of candidates would need.
 WALK_SPREAD = 2
 # A candidate fetched through memories_live_seen costs about this many entries of the
-# ordered walk: bench/tiebreak_paths.py at a million facts puts the crossover at ~560
-# candidates (by id 7.1 ms vs walk 6.4 at 600; 6.9 vs 12.1 at 400), and 5 x 1M / 560^2 = 16.
-# Past ~1,000 ids Postgres changes plan and fetching by id costs ~100 ms, so do not raise
-# the crossover much further.
-_WALK_RATIO = 16
+# ordered walk: bench/tiebreak_paths.py at a million facts puts the crossover at ~700
+# candidates (by id 6.0 ms vs walk 7.3 at 600; 7.8 vs 6.8 at 800), and 5 x 1M / 700^2 = 10.
+_WALK_RATIO = 10
+# One lookup per candidate, written as a lateral join so that the only sensible plan is an
+# index-only probe of memories_live_seen per id. Written as "id = ANY(...) ORDER BY ...
+# LIMIT", the planner chose, depending on the array's size, primary-key scans that read a
+# heap page per id, or a walk of the whole recency index (~100 ms at a million facts).
 _FETCH_PG = (
-    "SELECT {columns} FROM (SELECT id, last_seen_at FROM memories"
-    " WHERE id = ANY(%s) AND deleted_at IS NULL"
-    " ORDER BY last_seen_at DESC, id DESC LIMIT %s) w"
+    "SELECT {columns} FROM (SELECT c.id, s.last_seen_at FROM unnest(%s::bigint[]) AS c(id)"
+    " CROSS JOIN LATERAL (SELECT last_seen_at FROM memories"
+    " WHERE id = c.id AND deleted_at IS NULL) s"
+    " ORDER BY s.last_seen_at DESC, c.id DESC LIMIT %s) w"
     " JOIN memories m ON m.id = w.id ORDER BY w.last_seen_at DESC, w.id DESC"
 )
 _WALK_PG = (
