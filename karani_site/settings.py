@@ -108,6 +108,10 @@ TEMPLATES = [
 ]
 
 
+# Read whatever the database: a typo fails at start-up, not when the ledger moves to Postgres.
+KARANI_DB_PREPARE = _env_bool("KARANI_DB_PREPARE", True)
+
+
 def _database() -> dict:
     url = os.environ.get("DATABASE_URL", "").strip()
     if not url:
@@ -129,10 +133,15 @@ def _database() -> dict:
     elif config["ENGINE"] == "django.db.backends.postgresql":
         options = config.setdefault("OPTIONS", {})
         options.setdefault("connect_timeout", 5)
-        # Server-side binding lets psycopg prepare the statements karani repeats (every
-        # remember and recall runs the same few), so Postgres stops re-planning them:
-        # remember() measured ~0.7 ms faster (bench/remember_bench.py).
+        # Every remember and recall runs the same few statements. With server-side binding
+        # and a prepare threshold, psycopg prepares each one after its fifth run on a
+        # connection and PostgreSQL stops planning it again: planning was ~0.45 ms of a
+        # 0.7 ms recall tie-break query. Django leaves preparing off by default because
+        # transaction-mode poolers (PgBouncer before 1.21) cannot carry prepared statements
+        # across connections: KARANI_DB_PREPARE=off does the same here.
         options.setdefault("server_side_binding", True)
+        if KARANI_DB_PREPARE:
+            options.setdefault("prepare_threshold", 5)
     return config
 
 

@@ -25,6 +25,7 @@ else:
         "name": str(db["NAME"]),
         "host": db.get("HOST", ""),
         "data_dir": str(settings.DATA_DIR),
+        "options": {k: v for k, v in db.get("OPTIONS", {}).items() if isinstance(v, (int, bool))},
     }))
 """
 
@@ -86,6 +87,23 @@ def test_it_uses_the_database_url_when_set(tmp_path):
     assert loaded["engine"] == "django.db.backends.postgresql"
     assert (loaded["name"], loaded["host"]) == ("karani_example", "127.0.0.1")
     assert not (tmp_path / "data" / "karani.sqlite3").exists()
+
+
+@pytest.mark.parametrize(("value", "threshold"), [(None, 5), ("on", 5), ("off", None)])
+def test_it_prepares_repeated_statements_on_postgres_unless_told_not_to(tmp_path, value, threshold):
+    # Off for transaction-mode poolers, which cannot carry prepared statements.
+    loaded = load_settings(
+        tmp_path,
+        DATABASE_URL="postgresql://postgres@127.0.0.1:5432/karani_example",
+        KARANI_DB_PREPARE=value,
+    )
+    assert loaded["options"].get("prepare_threshold") == threshold
+    assert loaded["options"]["server_side_binding"] is True
+
+
+def test_it_refuses_a_prepare_switch_it_cannot_read(tmp_path):
+    loaded = load_settings(tmp_path, KARANI_DB_PREPARE="sometimes")
+    assert loaded == {"error": "KARANI_DB_PREPARE='sometimes': use one of true, false"}
 
 
 @pytest.mark.parametrize("url", ["bogus://x", "postgresql://h:notaport/db"])
