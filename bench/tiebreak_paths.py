@@ -5,9 +5,9 @@
 A score level's newest facts are found either by fetching every candidate through the
 covering index (memories_live_seen: cost ~ candidates) or by walking live facts newest
 first with the candidates as a get_bit filter (cost ~ want x ledger / candidates).
-memory.bitmaps picks by count^2 <= want x universe / _WALK_RATIO. This times both paths on
+memory.bitmaps picks by count^2 <= want x universe / _WALK_RATIO_PG. This times both paths on
 the same random candidate sets (live ids of the recall bench ledger), alternating, so the
-crossover can be read off and compared with the one _WALK_RATIO implies. PostgreSQL.
+crossover can be read off and compared with the one _WALK_RATIO_PG implies. PostgreSQL.
 """
 
 import argparse
@@ -75,7 +75,9 @@ def main() -> None:
             values = times[name][5:]
             p95 = statistics.quantiles(values, n=100, method="inclusive")[94]
             cells.append(f"{statistics.median(values):.2f} / {p95:.2f}")
-        direct = count * count <= max(bitmaps.DIRECT_MIN**2, want * universe // bitmaps._WALK_RATIO)
+        direct = count * count <= max(
+            bitmaps.DIRECT_MIN**2, want * universe // bitmaps._WALK_RATIO_PG
+        )
         table.add_row(str(count), *cells, "by id" if direct else "walk")
     Console(width=150).print(table)
 

@@ -488,7 +488,8 @@ def _newest(
     candidates are spread through the ledger). Fetch while that is cheaper.
     """
     universe = int(blocks[-1] + 1) * BLOCK_BITS
-    if count * count <= max(DIRECT_MIN**2, want * universe // _WALK_RATIO):
+    ratio = _WALK_RATIO_PG if connection.vendor == "postgresql" else _WALK_RATIO_SQLITE
+    if count * count <= max(DIRECT_MIN**2, want * universe // ratio):
         return _fetch_newest(_ids(mask, blocks), want, columns)
     if connection.vendor == "postgresql":
         return _walk_newest_pg(mask, blocks, want, count, columns)
@@ -590,10 +591,12 @@ DIRECT_MIN = 256
 WALK_MIN_WINDOW = 256
 # Margin over the rows an even spread of candidates would need.
 WALK_SPREAD = 2
-# A candidate fetched through memories_live_seen costs about this many entries of the
-# ordered walk: bench/tiebreak_paths.py at a million facts puts the crossover at ~700
-# candidates (by id 6.0 ms vs walk 7.3 at 600; 7.8 vs 6.8 at 800), and 5 x 1M / 700^2 = 10.
-_WALK_RATIO = 10
+# A candidate fetched by id costs about this many entries of the ordered walk. Postgres:
+# bench/tiebreak_paths.py at a million facts puts the crossover at ~700 candidates (by id
+# 6.0 ms vs walk 7.3 at 600; 7.8 vs 6.8 at 800), and 5 x 1M / 700^2 = 10. SQLite keeps the
+# ratio measured with bench/recall_bench.py when its walk was written.
+_WALK_RATIO_PG = 10
+_WALK_RATIO_SQLITE = 32
 # One lookup per candidate, written as a lateral join so that the only sensible plan is an
 # index-only probe of memories_live_seen per id. Written as "id = ANY(...) ORDER BY ...
 # LIMIT", the planner chose, depending on the array's size, primary-key scans that read a
