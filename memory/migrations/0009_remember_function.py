@@ -3,9 +3,9 @@
 memory.services._write used to take seven round trips for a new fact (the write lock, the
 dedupe touch, a savepoint, the insert, the term bitmaps, the release, the commit), each one a
 wake-up of the server process and of ours on two cores. Called outside a transaction, this
-function is the whole transaction: one round trip. The steps and their order are the
-Python path's (memory.services._write_sqlite): the write lock first, then the touch of a
-live twin, else the insert and its bits.
+function is the whole transaction: one round trip. The steps and their order are those of
+the Python path in memory.services._write, which SQLite takes: the write lock first, then
+the touch of a live twin, else the insert and its bits.
 
 The insert lists every NOT NULL column with the value the model's defaults give, because
 Django's defaults live in Python, not in the table. A migration that adds a column to
