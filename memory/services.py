@@ -203,8 +203,8 @@ def remember(
 
 
 def _touch(fact_key: str, now: datetime) -> Memory | None:
-    # UPDATE ... RETURNING (Postgres; SQLite >= 3.35): the touched row in the same round
-    # trip, which is most of a duplicate remember()'s cost.
+    # UPDATE ... RETURNING (SQLite >= 3.35): the touched row in the same statement. On
+    # PostgreSQL karani_remember() touches in the database (_write_pg).
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {Memory._meta.db_table} SET seen_count = seen_count + 1,"
