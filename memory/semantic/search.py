@@ -6,13 +6,19 @@ Hits carry ledger ids; the caller materialises them from LIVE rows only, so a st
 store for more than ``limit`` so that dropping such stale hits still leaves enough.
 """
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
+
+from psycopg import sql
 
 from memory import keyword
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 from memory.semantic.encoder import embed_query
 from memory.semantic.guard import guarded
+from memory.semantic.store import TSV_COLUMN
+
+logger = logging.getLogger("karani.memory")
 
 # Shipped choice, measured by bench/semantic_quality.py (README, "Semantic index").
 FUSE_WITH_KEYWORD = False
@@ -33,6 +39,45 @@ def scope_filters(company_key: str | None) -> dict:
     return filters
 
 
+def full_text_scores(
+    client: Client, *, lemmatized: str, top_k: int, filters: dict
+) -> list[tuple[str, float]] | None:
+    """mem0's ``keyword_search``, on karani's stored tsvector: (vector id, score), best first.
+
+    Same tsquery (``plainto_tsquery('simple', ...)`` of the lemmatised query), same score
+    (``ts_rank_cd`` of the same tsvector: the ``text_tsv`` column is mem0's expression,
+    stored), same filters (mem0's own _build_filter_conditions, so scope semantics stay
+    mem0's), same LIMIT. What differs is the cost: mem0 re-parses each matching row's JSON
+    payload and rebuilds its tsvector to rank it, 120-240 ms for a query of common words at
+    100k vectors; and it returns each payload, which the BM25 blend does not read.
+    ``id`` breaks ties in the order so the rows kept at the LIMIT are deterministic; mem0's
+    order among rows of exactly equal score is whatever the plan yields, so the two can only
+    differ in which of those equal-score rows make the cut. Like mem0's, returns None on any
+    error: the vector query (same store, same pool) reports it; the pool's statement timeout
+    bounds a hang.
+    """
+    from mem0.vector_stores.pgvector import _build_filter_conditions
+
+    try:
+        conditions, params = _build_filter_conditions(filters)
+        clause = sql.SQL("".join(f" AND {c}" for c in conditions))
+        query = sql.SQL(
+            "SELECT id, ts_rank_cd({tsv}, plainto_tsquery('simple', %s)) AS score FROM {col} "
+            "WHERE {tsv} @@ plainto_tsquery('simple', %s){clause} ORDER BY score DESC, id LIMIT %s"
+        ).format(
+            tsv=sql.Identifier(TSV_COLUMN),
+            col=sql.Identifier(client.config.collection),
+            clause=clause,
+        )
+        with client.pool.connection() as conn:
+            rows = conn.execute(query, (lemmatized, lemmatized, *params, top_k)).fetchall()
+    except Exception as exc:
+        # mem0's contract, kept: the full-text half is optional, the vector query reports.
+        logger.debug("full-text query failed: %s", exc)
+        return None
+    return [(str(vector_id), float(score)) for vector_id, score in rows]
+
+
 def semantic_hits(client: Client, *, query: str, company_key: str | None, limit: int) -> list:
     """mem0's ranking (vector similarity, with its BM25 blend as a tie-breaker), best first, as
     ledger hits; several vectors of one ledger row (extraction can make them) count once.
@@ -43,7 +88,8 @@ def semantic_hits(client: Client, *, query: str, company_key: str | None, limit:
     (bench/semantic_quality.py compares both), but cheaper: ``Memory.search`` runs its
     full-text query only after embedding the query and the vector query, one after the
     other, then builds a pydantic item per hit.
-    Here the full-text query (I/O: PostgreSQL works in its own process) runs on a second
+    Here the full-text query (full_text_scores: mem0's keyword_search on a stored tsvector;
+    I/O: PostgreSQL works in its own process) runs on a second
     pooled connection while this thread embeds the query (CPU), so it costs nothing on the
     critical path (bench/semantic_latency.py times both paths). mem0's entity boost needs
     spaCy, which karani does not install; without it ``Memory.search`` skips it too.
@@ -59,7 +105,7 @@ def semantic_hits(client: Client, *, query: str, company_key: str | None, limit:
     candidates = top_k
     lemmatized = lemmatize_for_bm25(query)
     words = _full_text.submit(
-        client.store.keyword_search, query=lemmatized, top_k=candidates, filters=filters
+        full_text_scores, client, lemmatized=lemmatized, top_k=candidates, filters=filters
     )
     try:
         vector = embed_query(client, query)
@@ -67,14 +113,14 @@ def semantic_hits(client: Client, *, query: str, company_key: str | None, limit:
             query=query, vectors=vector, top_k=candidates, filters=filters
         )
     finally:
-        # mem0's keyword_search returns None on any error (the vector query reports it);
-        # a hung store is bounded by the pool's statement timeout either way.
+        # None on any error (the vector query reports it); a hung store is bounded by the
+        # pool's statement timeout either way.
         matched = words.result()
     midpoint, steepness = get_bm25_params(query, lemmatized=lemmatized)
     bm25 = {
-        str(r.id): normalize_bm25(r.score, midpoint, steepness)
-        for r in matched or []
-        if r.score and r.score > 0
+        vector_id: normalize_bm25(score, midpoint, steepness)
+        for vector_id, score in matched or []
+        if score and score > 0
     }
     ranked = score_and_rank(
         semantic_results=[
