@@ -150,13 +150,25 @@ def test_it_adds_the_column_to_a_collection_an_older_version_built(mem0_mode, ve
     assert ours == _mem0(client, "zeppelin", 5, search.scope_filters(None)) and len(ours) == 1
 
 
-def test_it_finds_a_fact_remembered_afterwards_by_full_text(mem0_mode):
+def _toast_bytes(dsn: str, collection: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(
+            "SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE oid = to_regclass(%s)",
+            (f'"{collection}"',),
+        ).fetchone()[0]
+
+
+def test_it_finds_a_fact_remembered_afterwards_by_full_text(mem0_mode, vector_database):
     services.remember(text="Prefers async teams")
     client = clientmod.get()
     filters = search.scope_filters("acme")
     assert search.full_text_scores(client, lemmatized="marzipan", top_k=5, filters=filters) == []
-    fact = services.remember(text="Acme ships marzipan robots", company="Acme")
+    # Long enough that, with its tsvector, the row passes PostgreSQL's default TOAST threshold.
+    text = "Acme ships marzipan robots to confectioners " + "and bakeries across the region " * 4
+    fact = services.remember(text=text, company="Acme")
     ours = search.full_text_scores(client, lemmatized="marzipan", top_k=5, filters=filters)
     assert ours == _mem0(client, "marzipan", 5, filters)
     stored = Memory.all_objects.get(pk=fact.id).vector_id
     assert [vector_id for vector_id, _ in ours] == [stored]
+    # The vector stayed in the row (toast_tuple_target): none went to the TOAST table.
+    assert _toast_bytes(vector_database, mem0_mode) == 0
