@@ -50,11 +50,14 @@ def full_text_scores(
     mem0's), same LIMIT. What differs is the cost: mem0 re-parses each matching row's JSON
     payload and rebuilds its tsvector to rank it, 120-240 ms for a query of common words at
     100k vectors; and it returns each payload, which the BM25 blend does not read.
-    ``id`` breaks ties in the order so the rows kept at the LIMIT are deterministic; mem0's
-    order among rows of exactly equal score is whatever the plan yields, so the two can only
-    differ in which of those equal-score rows make the cut. Like mem0's, returns None on any
-    error: the vector query (same store, same pool) reports it; the pool's statement timeout
-    bounds a hang.
+    No tie-break on ``id``, on purpose: mem0 keeps, among rows of exactly equal score at the
+    LIMIT, those the plan yields first (heap order, for both queries' bitmap scans of the same
+    table), and so does this query. With ``ORDER BY score DESC, id`` the kept tied rows
+    differed in 13 (10k) and 28 (100k) of the bench's 200 queries, and those rows decide which
+    vector candidates get mem0's BM25 boost: recall's top 5 then differed from mem0's in 8
+    and 9 of 200; without it, 200 of 200 identical (bench/semantic_latency.py's collections).
+    Like mem0's, returns None on any error: the vector query (same store, same pool)
+    reports it; the pool's statement timeout bounds a hang.
     """
     from mem0.vector_stores.pgvector import _build_filter_conditions
 
@@ -63,7 +66,7 @@ def full_text_scores(
         clause = sql.SQL("".join(f" AND {c}" for c in conditions))
         query = sql.SQL(
             "SELECT id, ts_rank_cd({tsv}, plainto_tsquery('simple', %s)) AS score FROM {col} "
-            "WHERE {tsv} @@ plainto_tsquery('simple', %s){clause} ORDER BY score DESC, id LIMIT %s"
+            "WHERE {tsv} @@ plainto_tsquery('simple', %s){clause} ORDER BY score DESC LIMIT %s"
         ).format(
             tsv=sql.Identifier(TSV_COLUMN),
             col=sql.Identifier(client.config.collection),
