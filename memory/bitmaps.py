@@ -290,6 +290,24 @@ def compact() -> dict[str, float | int | bool]:
     }
 
 
+def layout() -> dict[str, float | int | None]:
+    """How many rows the keyword index holds and, on Postgres, how close they are to term
+    order: the planner statistics' correlation of ``term`` with the physical order (1.0
+    right after compact(), lower as new blocks append; None before the first ANALYZE,
+    which autovacuum runs)."""
+    rows = TermBitmap.objects.count()
+    if connection.vendor != "postgresql":
+        return {"rows": rows, "term_order": None}
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT correlation FROM pg_stats WHERE schemaname = current_schema()"
+            " AND tablename = %s AND attname = 'term'",
+            [_TABLE],
+        )
+        found = cur.fetchone()
+    return {"rows": rows, "term_order": None if found is None else float(found[0])}
+
+
 # --- ranking ------------------------------------------------------------------------------
 
 

@@ -681,6 +681,11 @@ def compact_index() -> dict[str, Any]:
     return bitmaps.compact()
 
 
+def keyword_index_layout() -> dict[str, Any]:
+    """The keyword index's size and closeness to term order (memory.bitmaps.layout)."""
+    return bitmaps.layout()
+
+
 def get_fact(*, id: int) -> Memory:
     """One fact by id, live or deleted (the audit view)."""
     if isinstance(id, bool) or not isinstance(id, int) or id < 1:

@@ -84,3 +84,29 @@ def test_the_command_says_what_it_did():
     call_command("compact", stdout=out)
     expected = "compacted" if connection.vendor == "postgresql" else "nothing to do on SQLite"
     assert expected in out.getvalue()
+
+
+def _doctor_line() -> str:
+    out = StringIO()
+    call_command("doctor", "--json", stdout=out)
+    checks = {c["name"]: c for c in json.loads(out.getvalue())["checks"]}
+    assert checks["keyword index"]["ok"] is True  # advice, never a failure
+    return checks["keyword index"]["detail"]
+
+
+def test_doctor_says_when_to_compact(monkeypatch):
+    # 64-fact blocks: 900 facts make 15 blocks, each born as its own run of rows, so the
+    # table is far from term order until compacted.
+    monkeypatch.setattr(bitmaps, "BLOCK_BITS", 64)
+    monkeypatch.setattr(bitmaps, "BLOCK_BYTES", 8)
+    _ledger()
+    if connection.vendor != "postgresql":
+        assert (
+            _doctor_line() == f"{TermBitmap.objects.count()} rows (SQLite keeps them in id order)"
+        )
+        return
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE memory_term_bitmaps")
+    assert _doctor_line().endswith("(run `karani compact`)")
+    services.compact_index()  # analyzes too
+    assert _doctor_line() == f"{TermBitmap.objects.count()} rows, term order 1.00"

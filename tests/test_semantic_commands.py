@@ -110,6 +110,7 @@ def test_doctor_is_happy_when_every_layer_answers(ledger):
     names = {c["name"]: c["ok"] for c in report["checks"]}
     assert names == {
         "ledger": True,
+        "keyword index": True,
         "vector store": True,
         "embedder": True,
         "llm": True,
@@ -137,7 +138,8 @@ def test_doctor_exits_non_zero_without_a_dsn(ledger, settings):
     with pytest.raises(CommandError):
         call_command("doctor", "--json", stdout=out)
     report = json.loads(out.getvalue())
-    assert "KARANI_VECTOR_DSN is not set" in report["checks"][1]["detail"]
+    checks = {c["name"]: c["detail"] for c in report["checks"]}
+    assert "KARANI_VECTOR_DSN is not set" in checks["vector store"]
 
 
 def test_doctor_reports_a_dropped_collection(ledger, vector_database):
@@ -152,4 +154,5 @@ def test_doctor_is_happy_in_basic_mode(ledger, settings):
     settings.KARANI_MEMORY = "basic"
     out, _ = _run("doctor", "--json")
     report = json.loads(out)
-    assert report["degraded"] is False and [c["name"] for c in report["checks"]] == ["ledger"]
+    assert report["degraded"] is False
+    assert [c["name"] for c in report["checks"]] == ["ledger", "keyword index"]
