@@ -135,7 +135,6 @@ def main() -> None:
 
     import ledgergen
     from django.conf import settings
-    from mem0.utils.lemmatization import lemmatize_for_bm25
 
     from memory import services
     from memory.models import Memory
@@ -149,6 +148,10 @@ def main() -> None:
         _load_collection(size)
         settings.KARANI_VECTOR_COLLECTION = f"bench_latency_{size}"
         client = guarded(lambda c: c)
+        # Only now: the client's first use turns mem0's telemetry off before mem0 is imported
+        # (config.prepare_environment); importing it earlier left telemetry on.
+        from mem0.utils.lemmatization import lemmatize_for_bm25
+
         for q, company in queries[:20]:  # warm: model, pool, caches
             services.recall(query=q, company=company, limit=K)
         load_before = os.getloadavg()[0]
