@@ -135,7 +135,8 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
     (``maintenance``: HNSW over every vector, with more memory). Waiting behind another
     session's lock stays bounded at first use (lock_timeout), like any other hang.
 
-    It also adds karani's stored full-text column (add_full_text_column) when the table
+    It also adds karani's stored full-text column (_add_full_text_column: a table rewrite,
+    far longer than an index, once per collection an older version built) when the table
     lacks it, and its GIN index: the one recall's full-text query (search.full_text_scores)
     reads.
     """
@@ -215,9 +216,10 @@ def _add_full_text_column(conn: Any, col: str) -> None:
     took 120-240 ms, and recall waits for it. Ranking the stored tsvector skips the JSON
     parse and the tsvector build per row (155 -> 35 ms on the worst query, probe table).
     Generated, so mem0's own INSERTs and UPDATEs (which name id, vector, payload) fill it
-    without knowing of it. Adding it to a populated table rewrites the table under an
-    exclusive lock (seconds at 100k vectors, once): done only when the catalog lacks it,
-    and IF NOT EXISTS for a second process that raced past the check.
+    without knowing of it. Adding it to a populated table rewrites the table and rebuilds
+    every index under an exclusive lock (49-53 s at 100k vectors, ~8-10 s at 10k, load 2-3;
+    once): done only when the catalog lacks it, and IF NOT EXISTS for a second process
+    that raced past the check.
     """
     ident = sql.Identifier(col)
     present = conn.execute(
@@ -235,8 +237,9 @@ def _add_full_text_column(conn: Any, col: str) -> None:
     # the largest value out of line: the vector (pgvector's storage is external). The
     # tsvector (~270 bytes) tipped every row over (measured: 10,000 of 10,000 rows at 10k,
     # 185 before), and every vector query then fetched each vector it returns or scores
-    # from the TOAST table: a scoped exact scan at 10k went from ~25 to ~50-90 ms. Set
-    # before the rewrite so that it lays the rows out with it (3 a page instead of 4).
+    # from the TOAST table: 10k semantic recall p50 went from ~25 to 88 ms (a scoped exact
+    # scan alone: 52 ms). Set before the rewrite so that it lays the rows out with it (3 a
+    # page instead of 4).
     conn.execute(
         sql.SQL("ALTER TABLE {} SET (toast_tuple_target = {})").format(
             ident, sql.Literal(TOAST_TUPLE_TARGET)
