@@ -8,6 +8,7 @@ Two caches, because they fail and change differently:
   collection.
 """
 
+import dataclasses
 import logging
 import threading
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ _memory: Any = None
 _memory_key: tuple[Any, ...] | None = None
 _store: Any = None
 _store_key: tuple[str, str] | None = None
+_store_full_text = True
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class Client:
     memory: Any  # mem0.Memory, with .vector_store set to `store`
     store: Any  # mem0.vector_stores.pgvector.PGVector on our pool
     config: SemanticConfig
+    # The collection has karani's stored full-text column (store.ensure_indexes); without it
+    # recall's full-text half goes through mem0's own query.
+    full_text_column: bool = True
 
     @property
     def pool(self) -> Any:
@@ -215,7 +220,7 @@ def _new_memory(cfg: SemanticConfig, store: Any) -> Any:
 
 def get() -> Client:
     """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
-    global _memory, _memory_key, _store, _store_key
+    global _memory, _memory_key, _store, _store_key, _store_full_text
     cfg = cfgmod.load()
     # Cheap once imported (a sys.modules look-up), and it notices a broken install.
     import_mem0(cfg)
@@ -245,11 +250,11 @@ def get() -> Client:
 
             try:
                 _store._ensure_collection()
-                storemod.ensure_indexes(client)
+                _store_full_text = storemod.ensure_indexes(client)
             except BaseException:
                 discard_store()
                 raise
-        return client
+        return dataclasses.replace(client, full_text_column=_store_full_text)
 
 
 def discard_store() -> None:

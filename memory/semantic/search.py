@@ -61,6 +61,9 @@ def full_text_scores(
     """
     from mem0.vector_stores.pgvector import _build_filter_conditions
 
+    if not client.full_text_column:  # a collection from before the column: mem0's own query
+        found = client.store.keyword_search(query=lemmatized, top_k=top_k, filters=filters)
+        return None if found is None else [(str(r.id), float(r.score)) for r in found]
     try:
         conditions, params = _build_filter_conditions(filters)
         clause = sql.SQL("".join(f" AND {c}" for c in conditions))

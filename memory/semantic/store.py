@@ -7,6 +7,7 @@ mem0's extraction instead.
 """
 
 import hashlib
+import logging
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -18,6 +19,8 @@ from psycopg import sql
 from memory.models import Memory
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
+
+log = logging.getLogger("karani.memory")
 
 
 def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
@@ -119,7 +122,7 @@ def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int]:
     return int(rows), int(ledger_rows)
 
 
-def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> None:
+def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> bool:
     """What the scoped search needs beyond mem0's table: HNSW, and planner statistics.
 
     mem0 creates the HNSW and full-text indexes with the table; recreate them if someone (or
@@ -135,10 +138,15 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
     (``maintenance``: HNSW over every vector, with more memory). Waiting behind another
     session's lock stays bounded at first use (lock_timeout), like any other hang.
 
-    It also adds karani's stored full-text column (_add_full_text_column: a table rewrite,
-    far longer than an index, once per collection an older version built) when the table
-    lacks it, and its GIN index: the one recall's full-text query (search.full_text_scores)
-    reads.
+    It also adds karani's stored full-text column and its GIN index, the ones recall's
+    full-text query (search.full_text_scores) reads, when the table lacks them: on an empty
+    table, or in maintenance (reindex, which an operator runs). On a populated table at first
+    use it does not: that is a table rewrite under an exclusive lock (~50 s at 100k vectors),
+    and a first recall in a web worker would hang on it past the worker's timeout, be
+    killed, roll it back, and the next worker would start again. Returns whether the column
+    is there; without it recall uses mem0's own full-text query (slower, same results) and a
+    warning says to run `karani reindex` (running processes pick the column up when they
+    next connect to the store, e.g. on restart).
     """
     col = client.config.collection
     statements = [
@@ -153,15 +161,6 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
         ).format(sql.Identifier(f"{col}_text_lemmatized_idx"), sql.Identifier(col)),
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'company'))").format(
             sql.Identifier(f"{col}_company_idx"), sql.Identifier(col)
-        ),
-        # The index recall's full-text query uses (search.full_text_scores); mem0's own above
-        # stays for mem0's keyword_search (Memory.search, the bench's old path).
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON {} USING gin ({}) WITH (fastupdate = off)"
-        ).format(
-            sql.Identifier(f"{col}_{TSV_COLUMN}_idx"),
-            sql.Identifier(col),
-            sql.Identifier(TSV_COLUMN),
         ),
         # forget/correct delete by ledger id: without it, a sequential scan of every payload
         # (280 ms at 100k vectors, linear beyond), against the statement timeout.
@@ -183,10 +182,29 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
             # An HNSW build whose graph does not fit maintenance_work_mem (64 MB by default:
             # ~100k 384-dim vectors) spills and is several times slower.
             conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-        _add_full_text_column(conn, col)
+        has_column = _add_full_text_column(conn, col, rewrite=maintenance)
+        if has_column:
+            # The index recall's full-text query uses (search.full_text_scores); mem0's own
+            # above stays for mem0's keyword_search (Memory.search, the bench's old path).
+            statements.append(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {} ON {} USING gin ({}) WITH (fastupdate = off)"
+                ).format(
+                    sql.Identifier(f"{col}_{TSV_COLUMN}_idx"),
+                    sql.Identifier(col),
+                    sql.Identifier(TSV_COLUMN),
+                )
+            )
         for statement in statements:
             conn.execute(statement)
         _full_text_without_pending_list(conn, f"{col}_text_lemmatized_idx")
+    if not has_column:
+        log.warning(
+            "semantic index: collection %s predates the stored full-text column; recall uses"
+            " mem0's slower full-text query until `karani reindex` adds it",
+            col,
+        )
+    return has_column
 
 
 # mem0's full-text expression (its create_col index and keyword_search), verbatim: the stored
@@ -202,13 +220,24 @@ def add_full_text_column(client: Client) -> None:
     """Add the stored full-text column to the collection table if it lacks it.
 
     For a table just created (reindex, before the bulk load): cheap, nothing to rewrite.
-    On a populated one ensure_indexes does the same under its lifted statement timeout.
+    On a populated one ensure_indexes does the same in maintenance only.
     """
     with client.pool.connection() as conn:
-        _add_full_text_column(conn, client.config.collection)
+        _add_full_text_column(conn, client.config.collection, rewrite=True)
 
 
-def _add_full_text_column(conn: Any, col: str) -> None:
+def has_full_text_column(conn: Any, col: str) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s "
+            "AND NOT attisdropped",
+            (sql.Identifier(col).as_string(conn), TSV_COLUMN),
+        ).fetchone()
+        is not None
+    )
+
+
+def _add_full_text_column(conn: Any, col: str, *, rewrite: bool) -> bool:
     """``text_tsv``: mem0's tsvector, generated and stored by PostgreSQL on every write.
 
     mem0's keyword_search recomputes ``to_tsvector`` from the JSON payload of every matching
@@ -222,13 +251,12 @@ def _add_full_text_column(conn: Any, col: str) -> None:
     that raced past the check.
     """
     ident = sql.Identifier(col)
-    present = conn.execute(
-        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s "
-        "AND NOT attisdropped",
-        (ident.as_string(conn), TSV_COLUMN),
-    ).fetchone()
-    if present:
-        return
+    if has_full_text_column(conn, col):
+        return True
+    if not rewrite:
+        populated = conn.execute(sql.SQL("SELECT EXISTS (SELECT FROM {})").format(ident))
+        if populated.fetchone()[0]:
+            return False  # a rewrite is reindex's job (see ensure_indexes)
     # The rewrite rebuilds every index of the table, HNSW included: with the 64 MB default
     # its graph (~100k 384-dim vectors) spills and builds several times slower.
     conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
@@ -250,6 +278,7 @@ def _add_full_text_column(conn: Any, col: str) -> None:
             "ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} tsvector GENERATED ALWAYS AS ({}) STORED"
         ).format(ident, sql.Identifier(TSV_COLUMN), sql.SQL(TSV_EXPRESSION))
     )
+    return True
 
 
 def _full_text_without_pending_list(conn: Any, index: str) -> None:
