@@ -262,8 +262,9 @@ def _add_full_text_column(conn: Any, col: str, *, rewrite: bool) -> bool:
     Generated, so mem0's own INSERTs and UPDATEs (which name id, vector, payload) fill it
     without knowing of it. Adding it to a populated table rewrites the table and rebuilds
     every index under an exclusive lock (49-53 s at 100k vectors, ~8-10 s at 10k, load 2-3;
-    once): done only when the catalog lacks it, and IF NOT EXISTS for a second process
-    that raced past the check.
+    once): done only when the catalog lacks it and the table is empty or ``rewrite`` is
+    allowed (an operator's reindex), and IF NOT EXISTS for a second process that raced past
+    the check. Returns whether the column is there afterwards.
     """
     ident = sql.Identifier(col)
     if has_full_text_column(conn, col):
@@ -272,9 +273,8 @@ def _add_full_text_column(conn: Any, col: str, *, rewrite: bool) -> bool:
         populated = conn.execute(sql.SQL("SELECT EXISTS (SELECT FROM {})").format(ident))
         if populated.fetchone()[0]:
             return False  # a rewrite is reindex's job (see ensure_indexes)
-    # The rewrite rebuilds every index of the table, HNSW included: with the 64 MB default
-    # its graph (~100k 384-dim vectors) spills and builds several times slower.
-    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    # A rewrite only happens in maintenance, where ensure_indexes has already raised
+    # maintenance_work_mem for the HNSW rebuild it brings; otherwise the table is empty.
     # Keep the vector in the row. A row is ~1.9 KB without the tsvector (1,540-byte vector
     # + ~390-byte payload), just under the 2,032-byte default past which PostgreSQL moves
     # the largest value out of line: the vector (pgvector's storage is external). The
