@@ -317,7 +317,7 @@ def top_k(
     named: list[str],
     scope: str | None,
     limit: int,
-    columns: tuple[str, ...] = ("id",),
+    columns: tuple[str, ...],
 ) -> list[tuple[int, int, tuple | None]]:
     """[(memory_id, score, row)] best first: score, then last_seen_at, then id, descending.
 
