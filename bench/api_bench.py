@@ -15,6 +15,9 @@ facts), one query set (``ledgergen.queries``), a reader's API token.
 - ``gunicorn``: ``gunicorn -c deploy/gunicorn.conf.py`` (the production configuration; its
   module says why that worker class and those counts). ``GUNICORN_CMD_ARGS`` overrides it
   for experiments, e.g. ``GUNICORN_CMD_ARGS="--threads 4"`` (gthread).
+- ``granian`` (``--servers granian``; the dev extras install it): Granian's WSGI interface,
+  one worker per core, one blocking thread each. HTTP is parsed and written in Rust and
+  connections stay alive; the comparison shows what gunicorn's own per-request work costs.
 
 Each server is measured at 1, 2 and 8 concurrent clients, and at each level the service is
 measured at the same concurrency in the same run: N client processes, each alternating
@@ -273,6 +276,27 @@ def _server_cmd(kind: str, port: int) -> list[str]:
             "--noreload",
             "--skip-checks",
         ]
+    if kind == "granian":
+        # Granian: HTTP in Rust (keep-alive, HTTP/1.1 parsing, socket I/O outside the GIL),
+        # the WSGI app on one blocking thread per worker process; one worker per core.
+        return [
+            str(bindir / "granian"),
+            "--interface",
+            "wsgi",
+            "--workers",
+            str(os.cpu_count()),
+            "--blocking-threads",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--working-dir",
+            str(ROOT),
+            "karani_site.wsgi:application",
+        ]
     return [
         str(bindir / "gunicorn"),
         "-c",
@@ -416,12 +440,17 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=600, help="timed requests per level")
     parser.add_argument("--service-queries", type=int, default=600)
     parser.add_argument("--clients", default="1,2,8")
-    parser.add_argument("--servers", default="runserver,gunicorn")
+    parser.add_argument(
+        "--servers", default="runserver,gunicorn", help="runserver, gunicorn and/or granian"
+    )
     parser.add_argument("--rounds", type=int, default=4, help="service/API blocks per level")
     parser.add_argument("--limit", type=int, default=5)
     args = parser.parse_args()
     levels = [int(c) for c in args.clients.split(",")]
     servers = [s for s in args.servers.split(",") if s]
+    unknown = sorted(set(servers) - {"runserver", "gunicorn", "granian"})
+    if unknown:
+        parser.error(f"unknown server(s): {', '.join(unknown)} (runserver, gunicorn, granian)")
 
     from rich.console import Console
     from rich.table import Table
@@ -471,6 +500,8 @@ def main() -> None:
     configs = {"runserver": "threaded, one process, a thread per connection"}
     if "gunicorn" in servers:
         configs["gunicorn"] = gunicorn_config()
+    if "granian" in servers:
+        configs["granian"] = f"WSGI, {os.cpu_count()} workers x 1 blocking thread, keep-alive"
     results: list[tuple[str, int, dict]] = []
     loads = []
     for kind in servers:
