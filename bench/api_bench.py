@@ -57,6 +57,7 @@ PG_DB = "karani_api_bench"
 SQLITE_FILE = Path(tempfile.gettempdir()) / "karani-bench" / "api_bench.sqlite3"
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 OVERHEAD_TARGET_MS = 3.0
+SERVERS = ("runserver", "gunicorn", "granian")
 WARMUP = 20
 
 
@@ -441,16 +442,16 @@ def main() -> None:
     parser.add_argument("--service-queries", type=int, default=600)
     parser.add_argument("--clients", default="1,2,8")
     parser.add_argument(
-        "--servers", default="runserver,gunicorn", help="runserver, gunicorn and/or granian"
+        "--servers", default="runserver,gunicorn", help=f"any of {', '.join(SERVERS)}"
     )
     parser.add_argument("--rounds", type=int, default=4, help="service/API blocks per level")
     parser.add_argument("--limit", type=int, default=5)
     args = parser.parse_args()
     levels = [int(c) for c in args.clients.split(",")]
     servers = [s for s in args.servers.split(",") if s]
-    unknown = sorted(set(servers) - {"runserver", "gunicorn", "granian"})
+    unknown = sorted(set(servers) - set(SERVERS))
     if unknown:
-        parser.error(f"unknown server(s): {', '.join(unknown)} (runserver, gunicorn, granian)")
+        parser.error(f"unknown server(s): {', '.join(unknown)} (any of {', '.join(SERVERS)})")
 
     from rich.console import Console
     from rich.table import Table
