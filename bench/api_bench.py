@@ -498,7 +498,9 @@ def main() -> None:
     connections.close_all()
     service, inproc = _summary(service_times), _summary(inproc_times)
 
-    configs = {"runserver": "threaded, one process, a thread per connection"}
+    configs = {}
+    if "runserver" in servers:
+        configs["runserver"] = "threaded, one process, a thread per connection"
     if "gunicorn" in servers:
         configs["gunicorn"] = gunicorn_config()
     if "granian" in servers:
