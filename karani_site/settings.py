@@ -204,6 +204,9 @@ REST_FRAMEWORK = {
         "write": _env_rate("KARANI_API_WRITE_RATE", "120/min"),
     },
 }
+# Token rows kept per worker and emptied by PostgreSQL's NOTIFY (memory/api/token_cache.py).
+# Off for a transaction-mode pooler (PgBouncer), which cannot hold the LISTEN it needs.
+KARANI_API_TOKEN_CACHE = _env_bool("KARANI_API_TOKEN_CACHE", True)
 SPECTACULAR_SETTINGS = {
     "TITLE": "karani memory API",
     "DESCRIPTION": "Remember, recall, list, correct and forget facts in karani's ledger.",

@@ -20,7 +20,8 @@ facts a six-word query reads ~6 x 123 rows and does ~10 M byte additions.
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -453,12 +454,19 @@ def _fetch(terms: list[str]) -> list[_TermRows]:
     ]
 
 
-def _raw_cursor() -> "psycopg.Cursor":
+@contextmanager
+def _raw_cursor() -> Iterator["psycopg.Cursor"]:
+    """A plain psycopg cursor (binary results), with what Django's own ``cursor()`` adds:
+    the per-request health check of a kept connection first, and driver errors re-raised as
+    Django's (a DatabaseError, the API's 503; the broken connection is discarded after the
+    request) instead of escaping as psycopg's."""
     # Imported here: psycopg is only needed, and only sure to be installed, on Postgres.
     import psycopg
 
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cur:
+        yield cur
 
 
 def _add(planes: list[np.ndarray], bits: np.ndarray) -> None:

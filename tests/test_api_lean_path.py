@@ -13,7 +13,8 @@ import psycopg
 import pytest
 from api_helpers import client_with, error_of, token_for
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.core.signals import request_started
+from django.db import close_old_connections, connection
 from rest_framework import exceptions, serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
@@ -162,5 +163,32 @@ def test_a_connection_killed_between_requests_is_replaced_not_answered_503():
         while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [old]).fetchone():
             assert time.monotonic() < deadline, "the backend did not end"
             time.sleep(0.05)
+    assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
+    assert connection.connection.info.backend_pid != old
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_that_dies_after_its_check_is_a_503_then_replaced():
+    # Recall reads the term bitmaps on a plain psycopg cursor (memory/bitmaps.py); a driver
+    # error there must reach the API as Django's DatabaseError (503), not escape as a 500,
+    # and the broken connection must not be kept for the next request.
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite opens a new connection for every request")
+    token = token_for("reader")
+    services.remember(text="Prefers async remote teams")
+    assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
+    old = connection.connection.info.backend_pid
+    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [old])
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [old]).fetchone():
+            time.sleep(0.05)
+    # As if it died just after this request's health check had passed: the check is
+    # marked done, and the request_started handler that would reset the mark is held back.
+    connection.health_check_done = True
+    request_started.disconnect(close_old_connections)
+    try:
+        assert _wsgi_get("/api/memories/recall?q=remote", token) == 503
+    finally:
+        request_started.connect(close_old_connections)
     assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
     assert connection.connection.info.backend_pid != old

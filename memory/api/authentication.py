@@ -17,10 +17,15 @@ it runs first, and if it finds the connection dead (a database restart), the con
 closed and the query runs once more on a new one, as the health check would have done.
 
 Same rules as DRF: an unknown key is "Invalid token.", an inactive user is "User inactive or
-deleted.", both 401; ``request.auth`` is the Token, ``request.user`` the user. Every request
-still reads the token table: a deleted or rotated token stops working at once.
+deleted.", both 401; ``request.auth`` is the Token, ``request.user`` the user.
+
+On PostgreSQL the rows are cached per worker between requests (memory/api/token_cache.py),
+and PostgreSQL's NOTIFY empties that cache on any change to the token or user tables: a
+deleted or rotated token still stops working at once. A request answered from the cache
+sends no token query, so Django's own health check runs before its first query instead.
 """
 
+import select
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -32,6 +37,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
+
+from memory.api import token_cache
 
 
 @cache
@@ -104,6 +111,30 @@ def _token_row_checked(connection: BaseDatabaseWrapper, sql: str, key: str) -> t
         return _token_row(connection, sql, key)
 
 
+def _check_quietly(connection: BaseDatabaseWrapper) -> None:
+    """Django's per-request health check of a kept connection, without its round trip.
+
+    A request answered from the token cache sends no token query, so Django would send
+    ``SELECT 1`` before the request's first query. What that check is for, a session the
+    server ended while the connection sat idle (a restart, ``pg_terminate_backend``, an idle
+    timeout), leaves the server's FATAL message or the close waiting on the socket, and an
+    idle session that is well has nothing there. So: nothing readable, the check is done;
+    anything readable, Django's own SELECT 1 runs as before (and replaces the connection if
+    it fails). A silently cut network fools both checks alike, until TCP notices.
+    """
+    if not (
+        connection.health_check_enabled
+        and not connection.health_check_done
+        and connection.connection is not None
+        and not connection.in_atomic_block
+    ):
+        return
+    poller = select.poll()
+    poller.register(connection.connection.pgconn.socket, select.POLLIN | select.POLLPRI)
+    if not poller.poll(0):
+        connection.health_check_done = True
+
+
 class TokenAuthentication(authentication.TokenAuthentication):
     """``Authorization: Token KEY``; a drop-in for DRF's class (and its OpenAPI scheme)."""
 
@@ -111,7 +142,14 @@ class TokenAuthentication(authentication.TokenAuthentication):
         user_model = get_user_model()
         alias = user_model._default_manager.db
         connection = connections[alias]
-        row = _token_row_checked(connection, _lookup_sql(alias), key)
+        cache = token_cache.for_connection(connection)
+        row, ticket = cache.get(key, connection) if cache else (None, None)
+        if row is None:
+            row = _token_row_checked(connection, _lookup_sql(alias), key)
+            if row is not None and ticket is not None:
+                cache.put(key, row, ticket)
+        else:
+            _check_quietly(connection)
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         values = list(row)

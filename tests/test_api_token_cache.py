@@ -1,0 +1,182 @@
+"""Token rows cached per worker, emptied by PostgreSQL's NOTIFY (memory/api/token_cache.py).
+
+The cache must never let a revoked token through: each spec revokes from somewhere else (a
+real ``karani api-token`` process, another connection) and expects the next request to be
+refused. Requests go through the WSGI application, outside any transaction, as a gunicorn
+worker runs them; the test database is real PostgreSQL with migration 0010's triggers.
+"""
+
+import io
+import sys
+import time
+
+import psycopg
+import pytest
+from api_helpers import token_for
+from django.db import connection
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from ledger_helpers import REPO, child_env, children_database_url, karani
+
+from karani_site.wsgi import application
+from memory import services
+from memory.api import token_cache
+
+RECALL = "/api/memories/recall?q=remote"
+
+
+def _get(token: str, path: str = RECALL) -> int:
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path.partition("?")[0],
+        "QUERY_STRING": path.partition("?")[2],
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "HTTP_HOST": "127.0.0.1",
+        "HTTP_AUTHORIZATION": f"Token {token}",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": sys.stderr,
+        "wsgi.url_scheme": "http",
+    }
+    status = []
+    result = application(environ, lambda s, headers, exc_info=None: status.append(s))
+    b"".join(result)
+    result.close()
+    return int(status[0].split()[0])
+
+
+def _token_queries(token: str) -> tuple[int, int]:
+    """(status, how many token lookups the request sent)."""
+    with CaptureQueriesContext(connection) as queries:
+        status = _get(token)
+    return status, sum("authtoken_token" in q["sql"] for q in queries.captured_queries)
+
+
+def _cache() -> token_cache.TokenRowCache:
+    cache = token_cache.for_connection(connection)
+    assert cache is not None
+    return cache
+
+
+def _admin() -> psycopg.Connection:
+    params = connection.get_connection_params()
+    return psycopg.connect(**params, autocommit=True)
+
+
+def _until_refused(token: str, seconds: float = 2.0) -> float:
+    """Seconds until the token is refused (a notification takes a moment to arrive)."""
+    start = time.monotonic()
+    while (status := _get(token)) == 200:
+        assert time.monotonic() - start < seconds, "a revoked token is still accepted"
+        time.sleep(0.005)
+    assert status == 401
+    return time.monotonic() - start
+
+
+@pytest.fixture
+def token():
+    services.remember(text="Prefers async remote teams")
+    return token_for("carol")
+
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_known_token_is_looked_up_once_then_answered_from_the_cache(token):
+    assert _token_queries(token) == (200, 1)
+    assert _token_queries(token) == (200, 0)
+    assert _token_queries(token) == (200, 0)
+
+
+def test_a_wrong_token_is_looked_up_every_time(token):
+    assert _token_queries("0" * 40) == (401, 1)
+    assert _token_queries("0" * 40) == (401, 1)
+
+
+def test_a_token_rotated_by_another_process_stops_working_at_once(token):
+    assert _token_queries(token)[0] == 200
+    assert _token_queries(token) == (200, 0)  # cached
+    proc = karani(
+        "api-token",
+        "carol",
+        "--rotate",
+        cwd=REPO,
+        env=child_env(DATABASE_URL=children_database_url()),
+    )
+    assert proc.returncode == 0, proc.stderr
+    new = proc.stdout.strip()
+    # The child process has committed and exited: the notification was sent at its commit.
+    assert _until_refused(token) < 0.5
+    assert _get(new) == 200
+
+
+def test_a_user_deactivated_from_another_connection_is_refused(token):
+    assert _get(token) == 200 and _token_queries(token) == (200, 0)
+    with _admin() as admin:
+        admin.execute("UPDATE auth_user SET is_active = false WHERE username = 'carol'")
+    _until_refused(token)
+
+
+def test_a_token_deleted_while_the_listener_is_dead_is_still_refused(token, monkeypatch):
+    monkeypatch.setattr(token_cache, "RETRY_AFTER", 0.0)
+    assert _get(token) == 200 and _token_queries(token) == (200, 0)
+    pid = _cache().listener_pid()
+    with _admin() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
+            time.sleep(0.01)
+        # The notification of this delete goes nowhere: nobody listens any more.
+        admin.execute("DELETE FROM authtoken_token")
+    assert _get(token) == 401
+    # The next request opens a new listener, and caching resumes on it.
+    fresh = token_for("dave")
+    assert _token_queries(fresh) == (200, 1)
+    assert _token_queries(fresh) == (200, 0)
+    assert _cache().listener_pid() not in (None, pid)
+
+
+def test_without_a_listener_every_request_queries(token, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise psycopg.OperationalError("injected: LISTEN connection refused")
+
+    monkeypatch.setattr(token_cache, "_connect", refuse)
+    assert _token_queries(token) == (200, 1)
+    assert _token_queries(token) == (200, 1)
+    with _admin() as admin:
+        admin.execute("DELETE FROM authtoken_token")
+    assert _get(token) == 401
+
+
+def test_a_change_committed_during_a_lookup_is_not_cached(token):
+    cache = _cache()
+    row, ticket = cache.get(token, connection)
+    assert row is None and ticket is not None
+    with _admin() as admin:
+        admin.execute("NOTIFY karani_auth")
+    deadline = time.monotonic() + 2
+    while cache.get(token, connection)[1] == ticket:  # applies the notification when it lands
+        assert time.monotonic() < deadline, "the notification never arrived"
+        time.sleep(0.005)
+    cache.put(token, ("stale",), ticket)
+    assert cache.get(token, connection)[0] is None
+
+
+def test_rows_expire_after_max_age(token, monkeypatch):
+    monkeypatch.setattr(token_cache, "MAX_AGE", 0.0)
+    assert _token_queries(token) == (200, 1)
+    time.sleep(0.01)
+    assert _token_queries(token) == (200, 1)
+
+
+def test_the_cache_is_not_used_inside_a_transaction(token):
+    from django.db import transaction
+
+    with transaction.atomic():
+        assert token_cache.for_connection(connection) is None
+
+
+@override_settings(KARANI_API_TOKEN_CACHE=False)
+def test_the_setting_turns_the_cache_off(token):
+    assert token_cache.for_connection(connection) is None
+    assert _token_queries(token) == (200, 1)
+    assert _token_queries(token) == (200, 1)
