@@ -6,9 +6,14 @@ refused. Requests go through the WSGI application, outside any transaction, as a
 worker runs them; the test database is real PostgreSQL with migration 0010's triggers.
 """
 
+import http.client
 import io
+import socket
+import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -180,3 +185,81 @@ def test_the_setting_turns_the_cache_off(token):
     assert token_cache.for_connection(connection) is None
     assert _token_queries(token) == (200, 1)
     assert _token_queries(token) == (200, 1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _http_get(port: int, token: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", RECALL, headers={"Authorization": f"Token {token}"})
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def _burst(port: int, token: str) -> list[int]:
+    with ThreadPoolExecutor(8) as pool:
+        return list(pool.map(lambda _: _http_get(port, token), range(80)))
+
+
+def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token):
+    # The deployed server (deploy/gunicorn.conf.py: sync workers, one per core, a new
+    # connection per request, so requests land on every worker): each worker caches the
+    # token, and each must drop it when `karani api-token --rotate` commits elsewhere.
+    port = _free_port()
+    env = child_env(DATABASE_URL=children_database_url(), KARANI_API_RECALL_RATE="off")
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    server = subprocess.Popen(
+        [
+            str(gunicorn),
+            "-c",
+            "deploy/gunicorn.conf.py",
+            "--workers",
+            "2",
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert _http_get(port, token) == 200
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()
+                assert time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.1)
+        # Concurrent requests, so that both workers answer some (one at a time, one worker
+        # can take them all).
+        assert _burst(port, token) == [200] * 80
+        with _admin() as admin:
+            listeners = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query = 'LISTEN karani_auth'"
+            ).fetchone()[0]
+        assert listeners == 2, "each worker should hold one LISTEN connection"
+
+        proc = karani("api-token", "carol", "--rotate", cwd=REPO, env=env)
+        assert proc.returncode == 0, proc.stderr
+        new = proc.stdout.strip()
+        start = time.monotonic()
+        while _http_get(port, token) == 200:
+            assert time.monotonic() - start < 2, "a worker still accepts the rotated token"
+            time.sleep(0.005)
+        # Refused from then on, whichever worker answers.
+        assert _burst(port, token) == [401] * 80
+        assert _http_get(port, new) == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
