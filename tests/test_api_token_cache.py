@@ -152,6 +152,25 @@ def test_without_a_listener_every_request_queries(token, monkeypatch):
     assert _get(token) == 401
 
 
+def test_without_the_triggers_nothing_is_cached(token, caplog):
+    # A database restored without migration 0010's triggers: no revocation would be
+    # announced, so the cache must stay off (and say why).
+    with _admin() as admin:
+        admin.execute("ALTER TABLE authtoken_token DISABLE TRIGGER karani_auth_changed")
+    try:
+        with caplog.at_level("WARNING", logger="karani.api"):
+            assert _token_queries(token) == (200, 1)
+            assert _token_queries(token) == (200, 1)
+        assert "karani_auth_changed triggers are missing" in caplog.text
+        assert _cache().listener_pid() is None
+    finally:
+        with _admin() as admin:
+            admin.execute("ALTER TABLE authtoken_token ENABLE TRIGGER karani_auth_changed")
+    _cache().close()  # forget the minute's wait: with the triggers back, it caches again
+    assert _token_queries(token) == (200, 1)
+    assert _token_queries(token) == (200, 0)
+
+
 def test_a_change_committed_during_a_lookup_is_not_cached(token):
     cache = _cache()
     row, ticket = cache.get(token, connection)
@@ -246,7 +265,9 @@ def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token):
         with _admin() as admin:
             listeners = admin.execute(
                 "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND query = 'LISTEN karani_auth'"
+                " WHERE datname = current_database() AND application_name = %s"
+                " AND query = 'LISTEN karani_auth'",
+                [token_cache.APPLICATION_NAME],
             ).fetchone()[0]
         assert listeners == 2, "each worker should hold one LISTEN connection"
 

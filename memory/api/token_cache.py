@@ -26,6 +26,8 @@ The cache is used only when it can be trusted:
   open again (retried at most once a second);
 - a row is stored only if no notification arrived between the check before its query and
   the store, so a change committed during the query is never cached over;
+- only where migration 0010's triggers are in place (checked each time the listening
+  connection opens; without them nothing announces a change, so nothing is cached);
 - rows expire after ``MAX_AGE`` seconds regardless, a backstop for a notification lost in a
   way the connection's health does not show (triggers dropped by hand, a network partition
   that TCP keepalives have not noticed yet).
@@ -39,6 +41,7 @@ The listening connection is one more connection to PostgreSQL per worker process
 """
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -46,13 +49,19 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg import pq
+from rest_framework.authtoken.models import Token
+
+log = logging.getLogger("karani.api")
 
 CHANNEL = "karani_auth"
+APPLICATION_NAME = "karani-token-cache"
 MAX_AGE = 30.0  # seconds: the backstop above, not the means of invalidation
 MAX_ENTRIES = 4096  # tokens per worker; past this the cache starts again empty
 RETRY_AFTER = 1.0  # seconds between attempts to open the listening connection
+TRIGGERS_RETRY_AFTER = 60.0  # seconds, when the triggers were missing
 # Notice a silently dead listening connection (no FIN, no RST) in ~20 s, within MAX_AGE.
 KEEPALIVES = {
     "keepalives": 1,
@@ -99,10 +108,6 @@ class TokenRowCache:
                 self._rows.clear()
             self._rows[key] = (time.monotonic(), row)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._forget()
-
     def close(self) -> None:
         """Close the listening connection (tests; a worker simply exits)."""
         with self._lock:
@@ -113,7 +118,7 @@ class TokenRowCache:
             self._forget()
 
     def listener_pid(self) -> int | None:
-        """The listening connection's server process id, if it is open (tests, doctor)."""
+        """The listening connection's server process id, if it is open (tests)."""
         return self._listener.info.backend_pid if self._listener is not None else None
 
     def _forget(self) -> None:
@@ -161,6 +166,20 @@ class TokenRowCache:
         except psycopg.Error:
             self._retry_at = now + RETRY_AFTER
             return False
+        if not _triggers_in_place(listener):
+            # Nothing would announce a revocation (a database restored without its triggers,
+            # migrations not run): no cache, and say so, at most once a minute per worker.
+            listener.close()
+            log.warning(
+                "API token cache off: the karani_auth_changed triggers are missing on %s"
+                " (run `karani migrate`); every request looks its token up",
+                " / ".join(_watched_tables()),
+            )
+            self._retry_at = now + TRIGGERS_RETRY_AFTER
+            return False
+        if not _listen(listener):
+            self._retry_at = now + RETRY_AFTER
+            return False
         # A terminated session (pg_terminate_backend, a shutdown) sends FATAL before it closes;
         # libpq reports that message, read while idle, as a notice, and may not have read the
         # close yet: the notice alone is enough to stop trusting the connection.
@@ -182,14 +201,38 @@ class TokenRowCache:
         self._forget()
 
 
+def _watched_tables() -> list[str]:
+    return [Token._meta.db_table, get_user_model()._meta.db_table]
+
+
+def _triggers_in_place(listener: psycopg.Connection) -> bool:
+    """Migration 0010's triggers exist and are enabled on both tables."""
+    tables = _watched_tables()
+    try:
+        found = listener.execute(
+            "SELECT count(DISTINCT tgrelid) FROM pg_trigger"
+            " WHERE tgname = 'karani_auth_changed' AND tgenabled <> 'D'"
+            " AND tgrelid = ANY(ARRAY[to_regclass(%s), to_regclass(%s)])",
+            tables,
+        ).fetchone()[0]
+    except psycopg.Error:
+        return False
+    return found == len(tables)
+
+
 def _connect(params: dict[str, Any]) -> psycopg.Connection:
-    listener = psycopg.connect(**{**KEEPALIVES, **params}, autocommit=True)
+    # Named, so that pg_stat_activity shows what the extra connection per worker is for.
+    params = {**KEEPALIVES, **params, "application_name": APPLICATION_NAME}
+    return psycopg.connect(**params, autocommit=True)
+
+
+def _listen(listener: psycopg.Connection) -> bool:
     try:
         listener.execute(f"LISTEN {CHANNEL}")
     except psycopg.Error:
         listener.close()
-        raise
-    return listener
+        return False
+    return True
 
 
 _caches: dict[str, TokenRowCache] = {}
