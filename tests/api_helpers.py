@@ -3,12 +3,16 @@
 Not a test module; the API test files import it by name (pytest puts tests/ on sys.path).
 """
 
+import io
+import time
 from io import StringIO
 
+import psycopg
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connection
 from rest_framework.test import APIClient
 
 from memory.api.permissions import WRITERS_GROUP
@@ -52,3 +56,44 @@ def error_of(response) -> dict:
     assert {"code", "message", "fields"} <= set(body["error"]), body
     assert isinstance(body["error"]["message"], str) and body["error"]["message"]
     return body["error"]
+
+
+def wsgi_get(path: str, token: str) -> int:
+    """One request through the real WSGI handler, as gunicorn calls it (the test client
+    disconnects Django's per-request connection bookkeeping, the health check with it)."""
+    from karani_site.wsgi import application
+
+    path, _, query = path.partition("?")
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80",
+        "HTTP_HOST": "testserver",
+        "HTTP_AUTHORIZATION": f"Token {token}",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": io.StringIO(),
+    }
+    status = []
+    result = application(environ, lambda s, headers, exc_info=None: status.append(s))
+    b"".join(result)
+    result.close()
+    return int(status[0].split()[0])
+
+
+def admin_connection() -> psycopg.Connection:
+    """A separate autocommit connection to the test database (PostgreSQL), as another
+    process would have."""
+    return psycopg.connect(**connection.get_connection_params(), autocommit=True)
+
+
+def terminate_backend(pid: int) -> None:
+    """End a PostgreSQL session as a restart would, and wait until it is gone."""
+    with admin_connection() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        deadline = time.monotonic() + 10
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
+            assert time.monotonic() < deadline, "the backend did not end"
+            time.sleep(0.01)

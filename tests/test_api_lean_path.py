@@ -6,12 +6,9 @@ checked here against the stock behaviour it replaces.
 """
 
 import copy
-import io
-import time
 
-import psycopg
 import pytest
-from api_helpers import client_with, error_of, token_for
+from api_helpers import client_with, error_of, terminate_backend, token_for, wsgi_get
 from django.contrib.auth import get_user_model
 from django.core.signals import request_started
 from django.db import close_old_connections, connection
@@ -120,31 +117,6 @@ def test_api_requests_skip_flash_messages_and_admin_pages_keep_them():
     assert hasattr(page.wsgi_request, "_messages")
 
 
-def _wsgi_get(path: str, token: str) -> int:
-    """One request through the real WSGI handler, as gunicorn calls it (the test client
-    disconnects Django's per-request connection bookkeeping, the health check with it)."""
-    from karani_site.wsgi import application
-
-    path, _, query = path.partition("?")
-    environ = {
-        "REQUEST_METHOD": "GET",
-        "PATH_INFO": path,
-        "QUERY_STRING": query,
-        "SERVER_NAME": "testserver",
-        "SERVER_PORT": "80",
-        "HTTP_HOST": "testserver",
-        "HTTP_AUTHORIZATION": f"Token {token}",
-        "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(b""),
-        "wsgi.errors": io.StringIO(),
-    }
-    status = []
-    result = application(environ, lambda s, headers, exc_info=None: status.append(s))
-    b"".join(result)
-    result.close()
-    return int(status[0].split()[0])
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_killed_between_requests_is_replaced_not_answered_503():
     # The token query stands in for Django's SELECT 1 health check (authentication.py):
@@ -153,17 +125,11 @@ def test_a_connection_killed_between_requests_is_replaced_not_answered_503():
         pytest.skip("SQLite opens a new connection for every request")
     token = token_for("reader")
     services.remember(text="Prefers async remote teams")
-    assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
+    assert wsgi_get("/api/memories/recall?q=remote", token) == 200
     assert connection.connection is not None, "the connection should be kept (CONN_MAX_AGE)"
     old = connection.connection.info.backend_pid
-    params = connection.get_connection_params()
-    with psycopg.connect(**params, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", [old])
-        deadline = time.monotonic() + 10
-        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [old]).fetchone():
-            assert time.monotonic() < deadline, "the backend did not end"
-            time.sleep(0.05)
-    assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
+    terminate_backend(old)
+    assert wsgi_get("/api/memories/recall?q=remote", token) == 200
     assert connection.connection.info.backend_pid != old
 
 
@@ -176,19 +142,16 @@ def test_a_connection_that_dies_after_its_check_is_a_503_then_replaced():
         pytest.skip("SQLite opens a new connection for every request")
     token = token_for("reader")
     services.remember(text="Prefers async remote teams")
-    assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
+    assert wsgi_get("/api/memories/recall?q=remote", token) == 200
     old = connection.connection.info.backend_pid
-    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", [old])
-        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [old]).fetchone():
-            time.sleep(0.05)
+    terminate_backend(old)
     # As if it died just after this request's health check had passed: the check is
     # marked done, and the request_started handler that would reset the mark is held back.
     connection.health_check_done = True
     request_started.disconnect(close_old_connections)
     try:
-        assert _wsgi_get("/api/memories/recall?q=remote", token) == 503
+        assert wsgi_get("/api/memories/recall?q=remote", token) == 503
     finally:
         request_started.connect(close_old_connections)
-    assert _wsgi_get("/api/memories/recall?q=remote", token) == 200
+    assert wsgi_get("/api/memories/recall?q=remote", token) == 200
     assert connection.connection.info.backend_pid != old

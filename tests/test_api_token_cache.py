@@ -7,7 +7,6 @@ worker runs them; the test database is real PostgreSQL with migration 0010's tri
 """
 
 import http.client
-import io
 import socket
 import subprocess
 import sys
@@ -17,37 +16,20 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from api_helpers import token_for
+from api_helpers import admin_connection, terminate_backend, token_for, wsgi_get
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from ledger_helpers import REPO, child_env, children_database_url, karani
 
-from karani_site.wsgi import application
 from memory import services
 from memory.api import token_cache
 
 RECALL = "/api/memories/recall?q=remote"
 
 
-def _get(token: str, path: str = RECALL) -> int:
-    environ = {
-        "REQUEST_METHOD": "GET",
-        "PATH_INFO": path.partition("?")[0],
-        "QUERY_STRING": path.partition("?")[2],
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "HTTP_HOST": "127.0.0.1",
-        "HTTP_AUTHORIZATION": f"Token {token}",
-        "wsgi.input": io.BytesIO(b""),
-        "wsgi.errors": sys.stderr,
-        "wsgi.url_scheme": "http",
-    }
-    status = []
-    result = application(environ, lambda s, headers, exc_info=None: status.append(s))
-    b"".join(result)
-    result.close()
-    return int(status[0].split()[0])
+def _get(token: str) -> int:
+    return wsgi_get(RECALL, token)
 
 
 def _token_queries(token: str) -> tuple[int, int]:
@@ -61,11 +43,6 @@ def _cache() -> token_cache.TokenRowCache:
     cache = token_cache.for_connection(connection)
     assert cache is not None
     return cache
-
-
-def _admin() -> psycopg.Connection:
-    params = connection.get_connection_params()
-    return psycopg.connect(**params, autocommit=True)
 
 
 def _until_refused(token: str, seconds: float = 2.0) -> float:
@@ -117,7 +94,7 @@ def test_a_token_rotated_by_another_process_stops_working_at_once(token):
 
 def test_a_user_deactivated_from_another_connection_is_refused(token):
     assert _get(token) == 200 and _token_queries(token) == (200, 0)
-    with _admin() as admin:
+    with admin_connection() as admin:
         admin.execute("UPDATE auth_user SET is_active = false WHERE username = 'carol'")
     _until_refused(token)
 
@@ -126,10 +103,8 @@ def test_a_token_deleted_while_the_listener_is_dead_is_still_refused(token, monk
     monkeypatch.setattr(token_cache, "RETRY_AFTER", 0.0)
     assert _get(token) == 200 and _token_queries(token) == (200, 0)
     pid = _cache().listener_pid()
-    with _admin() as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
-            time.sleep(0.01)
+    terminate_backend(pid)
+    with admin_connection() as admin:
         # The notification of this delete goes nowhere: nobody listens any more.
         admin.execute("DELETE FROM authtoken_token")
     assert _get(token) == 401
@@ -147,7 +122,7 @@ def test_without_a_listener_every_request_queries(token, monkeypatch):
     monkeypatch.setattr(token_cache, "_connect", refuse)
     assert _token_queries(token) == (200, 1)
     assert _token_queries(token) == (200, 1)
-    with _admin() as admin:
+    with admin_connection() as admin:
         admin.execute("DELETE FROM authtoken_token")
     assert _get(token) == 401
 
@@ -155,7 +130,7 @@ def test_without_a_listener_every_request_queries(token, monkeypatch):
 def test_without_the_triggers_nothing_is_cached(token, caplog):
     # A database restored without migration 0010's triggers: no revocation would be
     # announced, so the cache must stay off (and say why).
-    with _admin() as admin:
+    with admin_connection() as admin:
         admin.execute("ALTER TABLE authtoken_token DISABLE TRIGGER karani_auth_changed")
     try:
         with caplog.at_level("WARNING", logger="karani.api"):
@@ -164,7 +139,7 @@ def test_without_the_triggers_nothing_is_cached(token, caplog):
         assert "karani_auth_changed triggers are missing" in caplog.text
         assert _cache().listener_pid() is None
     finally:
-        with _admin() as admin:
+        with admin_connection() as admin:
             admin.execute("ALTER TABLE authtoken_token ENABLE TRIGGER karani_auth_changed")
     _cache().close()  # forget the minute's wait: with the triggers back, it caches again
     assert _token_queries(token) == (200, 1)
@@ -175,7 +150,7 @@ def test_a_change_committed_during_a_lookup_is_not_cached(token):
     cache = _cache()
     row, ticket = cache.get(token, connection)
     assert row is None and ticket is not None
-    with _admin() as admin:
+    with admin_connection() as admin:
         admin.execute("NOTIFY karani_auth")
     deadline = time.monotonic() + 2
     while cache.get(token, connection)[1] == ticket:  # applies the notification when it lands
@@ -262,7 +237,7 @@ def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token):
         # Concurrent requests, so that both workers answer some (one at a time, one worker
         # can take them all).
         assert _burst(port, token) == [200] * 80
-        with _admin() as admin:
+        with admin_connection() as admin:
             listeners = admin.execute(
                 "SELECT count(*) FROM pg_stat_activity"
                 " WHERE datname = current_database() AND application_name = %s"

@@ -91,15 +91,20 @@ def _token_row(connection: BaseDatabaseWrapper, sql: str, key: str) -> tuple | N
         return cursor.fetchone()
 
 
-def _token_row_checked(connection: BaseDatabaseWrapper, sql: str, key: str) -> tuple | None:
-    """The token row; the query doubles as Django's per-request connection health check."""
-    check = (
+def _health_check_due(connection: BaseDatabaseWrapper) -> bool:
+    """Django would check this kept connection before the request's first query (and it is
+    safe to retry that query on a new connection: no transaction is open)."""
+    return (
         connection.health_check_enabled
         and not connection.health_check_done
         and connection.connection is not None
         and not connection.in_atomic_block
     )
-    if not check:
+
+
+def _token_row_checked(connection: BaseDatabaseWrapper, sql: str, key: str) -> tuple | None:
+    """The token row; the query doubles as Django's per-request connection health check."""
+    if not _health_check_due(connection):
         return _token_row(connection, sql, key)
     connection.health_check_done = True  # no SELECT 1 before this query
     try:
@@ -122,12 +127,7 @@ def _check_quietly(connection: BaseDatabaseWrapper) -> None:
     anything readable, Django's own SELECT 1 runs as before (and replaces the connection if
     it fails). A silently cut network fools both checks alike, until TCP notices.
     """
-    if not (
-        connection.health_check_enabled
-        and not connection.health_check_done
-        and connection.connection is not None
-        and not connection.in_atomic_block
-    ):
+    if not _health_check_due(connection):
         return
     poller = select.poll()
     poller.register(connection.connection.pgconn.socket, select.POLLIN | select.POLLPRI)

@@ -74,8 +74,7 @@ KEEPALIVES = {
 class TokenRowCache:
     """Rows of the token lookup by key, for one database alias in one process."""
 
-    def __init__(self, alias: str) -> None:
-        self.alias = alias
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rows: dict[str, tuple[float, tuple]] = {}
         self._generation = 0
@@ -250,7 +249,7 @@ def for_connection(connection: BaseDatabaseWrapper) -> TokenRowCache | None:
     cache = _caches.get(connection.alias)
     if cache is None:
         with _caches_lock:
-            cache = _caches.setdefault(connection.alias, TokenRowCache(connection.alias))
+            cache = _caches.setdefault(connection.alias, TokenRowCache())
     return cache
 
 
