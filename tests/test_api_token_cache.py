@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from api_helpers import admin_connection, terminate_backend, token_for, wsgi_get
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from ledger_helpers import REPO, child_env, children_database_url, karani
@@ -168,8 +168,6 @@ def test_rows_expire_after_max_age(token, monkeypatch):
 
 
 def test_the_cache_is_not_used_inside_a_transaction(token):
-    from django.db import transaction
-
     with transaction.atomic():
         assert token_cache.for_connection(connection) is None
 
@@ -201,7 +199,7 @@ def _burst(port: int, token: str) -> list[int]:
         return list(pool.map(lambda _: _http_get(port, token), range(80)))
 
 
-def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token):
+def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token, tmp_path):
     # The deployed server (deploy/gunicorn.conf.py: sync workers, one per core, a new
     # connection per request, so requests land on every worker): each worker caches the
     # token, and each must drop it when `karani api-token --rotate` commits elsewhere.
@@ -221,8 +219,7 @@ def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token):
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=(tmp_path / "gunicorn.log").open("w"),  # a file: a full pipe would stall it
     )
     try:
         deadline = time.monotonic() + 30
@@ -231,7 +228,7 @@ def test_gunicorn_workers_refuse_a_token_rotated_by_another_process(token):
                 assert _http_get(port, token) == 200
                 break
             except OSError:
-                assert server.poll() is None, server.stderr.read()
+                assert server.poll() is None, (tmp_path / "gunicorn.log").read_text()
                 assert time.monotonic() < deadline, "gunicorn did not start"
                 time.sleep(0.1)
         # Concurrent requests, so that both workers answer some (one at a time, one worker
