@@ -5,7 +5,6 @@ Not a test module; the API test files import it by name (pytest puts tests/ on s
 
 import io
 import time
-from io import StringIO
 
 import psycopg
 from django.contrib.auth import get_user_model
@@ -20,7 +19,7 @@ from memory.api.permissions import WRITERS_GROUP
 
 def token_for(username: str, *, writer: bool = False) -> str:
     """A token through the real command, as an operator would get one."""
-    out = StringIO()
+    out = io.StringIO()
     args = ["api-token", username, "--create-user"] + (["--writer"] if writer else [])
     call_command(*args, stdout=out)
     return out.getvalue().strip()

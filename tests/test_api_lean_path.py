@@ -117,10 +117,10 @@ def test_api_requests_skip_flash_messages_and_admin_pages_keep_them():
     assert hasattr(page.wsgi_request, "_messages")
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_connection_killed_between_requests_is_replaced_not_answered_503():
-    # The token query stands in for Django's SELECT 1 health check (authentication.py):
-    # a kept connection that died (a database restart) must still be replaced.
+@pytest.fixture
+def killed_connection() -> tuple[str, int]:
+    """(token, backend pid): one API request kept its connection, then the server ended
+    that session between requests (a database restart)."""
     if connection.vendor != "postgresql":
         pytest.skip("SQLite opens a new connection for every request")
     token = token_for("reader")
@@ -129,22 +129,24 @@ def test_a_connection_killed_between_requests_is_replaced_not_answered_503():
     assert connection.connection is not None, "the connection should be kept (CONN_MAX_AGE)"
     old = connection.connection.info.backend_pid
     terminate_backend(old)
+    return token, old
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_killed_between_requests_is_replaced_not_answered_503(killed_connection):
+    # The token query stands in for Django's SELECT 1 health check (authentication.py):
+    # a kept connection that died (a database restart) must still be replaced.
+    token, old = killed_connection
     assert wsgi_get("/api/memories/recall?q=remote", token) == 200
     assert connection.connection.info.backend_pid != old
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_connection_that_dies_after_its_check_is_a_503_then_replaced():
+def test_a_connection_that_dies_after_its_check_is_a_503_then_replaced(killed_connection):
     # Recall reads the term bitmaps on a plain psycopg cursor (memory/bitmaps.py); a driver
     # error there must reach the API as Django's DatabaseError (503), not escape as a 500,
     # and the broken connection must not be kept for the next request.
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite opens a new connection for every request")
-    token = token_for("reader")
-    services.remember(text="Prefers async remote teams")
-    assert wsgi_get("/api/memories/recall?q=remote", token) == 200
-    old = connection.connection.info.backend_pid
-    terminate_backend(old)
+    token, old = killed_connection
     # As if it died just after this request's health check had passed: the check is
     # marked done, and the request_started handler that would reset the mark is held back.
     connection.health_check_done = True
