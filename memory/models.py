@@ -9,6 +9,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from memory.softdelete import LiveManager, SoftDeleteModel, SoftDeleteQuerySet
+
 
 class Kind(models.TextChoices):
     PREFERENCE = "preference"
@@ -25,13 +27,7 @@ class Source(models.TextChoices):
     IMPORT = "import"
 
 
-class MemoryQuerySet(models.QuerySet):
-    def alive(self) -> "MemoryQuerySet":
-        return self.filter(deleted_at__isnull=True)
-
-    def deleted(self) -> "MemoryQuerySet":
-        return self.filter(deleted_at__isnull=False)
-
+class MemoryQuerySet(SoftDeleteQuerySet):
     def for_scope(self, company_key: str | None) -> "MemoryQuerySet":
         """A company's facts plus global ones; never another company's."""
         if company_key is None:
@@ -64,15 +60,7 @@ FROZEN_FIELDS = (
 )
 
 
-class LiveManager(models.Manager.from_queryset(MemoryQuerySet)):  # type: ignore[misc]
-    def get_queryset(self) -> MemoryQuerySet:
-        return super().get_queryset().alive()
-
-
-AllManager = models.Manager.from_queryset(MemoryQuerySet)
-
-
-class Memory(models.Model):
+class Memory(SoftDeleteModel):
     text = models.TextField()
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NOTE)
     company = models.CharField(max_length=200, null=True, blank=True, help_text="as written")
@@ -90,7 +78,6 @@ class Memory(models.Model):
     seen_count = models.PositiveIntegerField(default=1, editable=False)
     created_by = models.CharField(max_length=150, blank=True, default="", editable=False)
 
-    deleted_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
     delete_reason = models.CharField(max_length=500, blank=True, default="", editable=False)
     deleted_by = models.CharField(max_length=150, blank=True, default="", editable=False)
     supersedes = models.OneToOneField(
@@ -107,15 +94,13 @@ class Memory(models.Model):
     vector_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
     indexed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
-    objects = LiveManager()
-    all_objects = AllManager()
+    objects = LiveManager.from_queryset(MemoryQuerySet)()
+    all_objects = models.Manager.from_queryset(MemoryQuerySet)()
 
-    class Meta:
+    class Meta(SoftDeleteModel.Meta):
         db_table = "memories"
         verbose_name = "memory"
         verbose_name_plural = "memories"
-        base_manager_name = "all_objects"
-        default_manager_name = "all_objects"
         constraints = [
             # "One live copy of a fact": concurrent writers of the same fact collide here and
             # the loser touches the winner's row instead (services.remember).

@@ -24,7 +24,7 @@ from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError, Se
 # Kind and Source are part of the door's vocabulary: callers (qualify) name them as
 # services.Kind / services.Source and never import memory.models.
 from memory.models import Kind, Memory, Source
-from memory.secrets import find_secrets
+from memory.credentials import find_secrets
 
 log = logging.getLogger("karani.memory")
 

@@ -9,6 +9,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from memory.softdelete import LiveManager, SoftDeleteQuerySet
+from memory.softdelete import SoftDeleteModel as BaseSoftDeleteModel
+
 MAX_FACTS_PER_DECISION = 10
 
 
@@ -38,41 +41,17 @@ class Stage(models.TextChoices):
     WITHDRAWN = "withdrawn"
 
 
-class SoftDeleteQuerySet(models.QuerySet):
-    def alive(self) -> "SoftDeleteQuerySet":
-        return self.filter(deleted_at__isnull=True)
-
-    def deleted(self) -> "SoftDeleteQuerySet":
-        return self.filter(deleted_at__isnull=False)
-
+class QualifyQuerySet(SoftDeleteQuerySet):
     def soft_delete(self) -> int:
         return self.alive().update(deleted_at=timezone.now())
 
-    def delete(self):  # type: ignore[override]
-        raise TypeError("qualify rows are never hard-deleted; use soft_delete()")
 
+class SoftDeleteModel(BaseSoftDeleteModel):
+    objects = LiveManager.from_queryset(QualifyQuerySet)()
+    all_objects = models.Manager.from_queryset(QualifyQuerySet)()
 
-class LiveManager(models.Manager.from_queryset(SoftDeleteQuerySet)):  # type: ignore[misc]
-    def get_queryset(self) -> SoftDeleteQuerySet:
-        return super().get_queryset().alive()
-
-
-AllManager = models.Manager.from_queryset(SoftDeleteQuerySet)
-
-
-class SoftDeleteModel(models.Model):
-    deleted_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
-
-    objects = LiveManager()
-    all_objects = AllManager()
-
-    class Meta:
+    class Meta(BaseSoftDeleteModel.Meta):
         abstract = True
-        base_manager_name = "all_objects"
-        default_manager_name = "all_objects"
-
-    def delete(self, *args, **kwargs):  # type: ignore[override]
-        raise TypeError("qualify rows are never hard-deleted; use soft_delete()")
 
     def soft_delete(self) -> None:
         if self.deleted_at is None:
@@ -173,7 +152,7 @@ class Profile(SoftDeleteModel):
         return cls.objects.order_by("-updated_at", "-id").first()
 
 
-class QualificationQuerySet(SoftDeleteQuerySet):
+class QualificationQuerySet(QualifyQuerySet):
     def decided(self) -> "QualificationQuerySet":
         """Qualifications that reached a verdict (not errors)."""
         return self.filter(verdict__isnull=False)

@@ -1,14 +1,14 @@
 """Secrets are never stored: credentials are refused, named, and nothing is written.
 
 The second half pins ordinary job-search sentences that must NOT be refused, and the last
-test keeps memory/secrets.py honest: every extra pattern it adds on top of detect-secrets
+test keeps memory/credentials.py honest: every extra pattern it adds on top of detect-secrets
 is needed by at least one case here that detect-secrets alone misses.
 """
 
 import pytest
 from ledger_helpers import counts
 
-from memory import secrets, services
+from memory import credentials, services
 from memory.errors import SecretRefused
 
 pytestmark = pytest.mark.django_db
@@ -150,14 +150,14 @@ def test_it_refuses_secrets_in_import_lines_but_keeps_the_rest(ledger_with_one_f
 
 @pytest.mark.parametrize("text", ORDINARY)
 def test_it_stores_ordinary_job_search_sentences(text):
-    assert secrets.find_secrets(text) == []
+    assert credentials.find_secrets(text) == []
     assert services.remember(text=text).created
 
 
 def _detect_secrets_alone(text: str) -> list[str]:
     found = []
     for line in text.splitlines() or [text]:
-        for plugin in secrets._plugins():
+        for plugin in credentials._plugins():
             found += [s.type for s in plugin.analyze_line(filename="memory.cfg", line=line)]
     return found
 
@@ -165,8 +165,8 @@ def _detect_secrets_alone(text: str) -> list[str]:
 def test_it_needs_every_extra_pattern_it_adds_to_detect_secrets():
     missed = [text for text, _ in CREDENTIALS if not _detect_secrets_alone(text)]
     assert missed, "detect-secrets catches everything: the extras are dead weight"
-    for label, pattern in secrets._EXTRA:
+    for label, pattern in credentials._EXTRA:
         assert any(pattern.search(text) for text in missed), f"extra {label!r} is never needed"
-    assert any(secrets._prose_secret(text) for text in missed), "prose check never needed"
+    assert any(credentials._prose_secret(text) for text in missed), "prose check never needed"
     # And together they close every gap the cases above show.
-    assert all(secrets.find_secrets(text) for text in missed)
+    assert all(credentials.find_secrets(text) for text in missed)
