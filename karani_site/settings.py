@@ -51,15 +51,54 @@ if KARANI_MEMORY not in MEMORY_MODES:
     )
 
 DEBUG = _env_bool("KARANI_DEBUG", False)
-SECRET_KEY = os.environ.get("KARANI_SECRET_KEY") or (
-    # A fixed key is fine for the embedded single-user default; production sets its own.
-    "karani-insecure-local-key-set-KARANI_SECRET_KEY-in-production"
-)
+# A fixed key is fine for the embedded single-user default; production sets its own. The
+# django-insecure- prefix makes `check --deploy` flag it (security.W009).
+LOCAL_SECRET_KEY = "django-insecure-karani-local-key-set-KARANI_SECRET_KEY-in-production"
+SECRET_KEY = os.environ.get("KARANI_SECRET_KEY", "").strip() or LOCAL_SECRET_KEY
+# Tests add Django's "testserver" themselves (setup_test_environment); production never has it.
 ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("KARANI_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
+    h.strip()
+    for h in os.environ.get("KARANI_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
+    if h.strip()
 ]
-if "testserver" not in ALLOWED_HOSTS:
-    ALLOWED_HOSTS.append("testserver")
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]", ".localhost"}
+_public_hosts = [h for h in ALLOWED_HOSTS if h not in LOCAL_HOSTS]
+if SECRET_KEY == LOCAL_SECRET_KEY and _public_hosts:
+    # The default key is public: anyone could sign session and messages cookies for this site.
+    raise ImproperlyConfigured(
+        f"KARANI_SECRET_KEY is not set but KARANI_ALLOWED_HOSTS serves {_public_hosts[0]!r}: "
+        "set KARANI_SECRET_KEY to a long random value (docs/security.md)"
+    )
+
+
+def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, "").strip().lower() or default
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r}: use one of {', '.join(choices)}")
+    return raw
+
+
+# HTTPS (docs/operations.md): "proxy" = TLS ends at a reverse proxy that sets
+# X-Forwarded-Proto (and strips any the client sent); "direct" = the WSGI server speaks TLS.
+KARANI_HTTPS = _env_choice("KARANI_HTTPS", "off", ("off", "proxy", "direct"))
+if KARANI_HTTPS != "off":
+    if KARANI_HTTPS == "proxy":
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = _env_int("KARANI_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("KARANI_HSTS_INCLUDE_SUBDOMAINS", True)
+    # Preloading is a promise browsers keep for months: opt in only.
+    SECURE_HSTS_PRELOAD = _env_bool("KARANI_HSTS_PRELOAD", False)
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("KARANI_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+]
+for _origin in CSRF_TRUSTED_ORIGINS:
+    if not re.fullmatch(r"https?://[^\s/]+", _origin):
+        raise ImproperlyConfigured(
+            f"KARANI_CSRF_TRUSTED_ORIGINS has {_origin!r}: use scheme://host[:port] values"
+        )
 
 INSTALLED_APPS = [
     # First, so its runserver (TCP_NODELAY: no 40 ms Nagle stall) wins over staticfiles'.
