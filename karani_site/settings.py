@@ -6,6 +6,7 @@ under ``KARANI_DATA_DIR``; ``DATABASE_URL`` points the ledger at PostgreSQL.
 
 import os
 import re
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -119,6 +120,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the app itself, whatever serves it (runserver, gunicorn): see STATIC_*.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -199,6 +202,15 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+# WhiteNoise finds the apps' static files itself, so no collectstatic step is needed; files
+# collected into STATIC_ROOT (`karani collectstatic`) are served too, when present.
+WHITENOISE_USE_FINDERS = True
+# Without a collectstatic run STATIC_ROOT does not exist, which is fine with finders on.
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise")
+
+# Failed admin logins per client address, counted in the shared cache for this many seconds.
+KARANI_ADMIN_LOGIN_ATTEMPTS = _env_int("KARANI_ADMIN_LOGIN_ATTEMPTS", 10, minimum=1)
+KARANI_ADMIN_LOGIN_WINDOW = _env_int("KARANI_ADMIN_LOGIN_WINDOW", 900, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from karani_site import views
+from memory.admin import login as admin_login
+
 urlpatterns = [
+    path("", views.home, name="home"),
+    # Before admin.site.urls, so this throttled view answers the admin's own login URL.
+    path("admin/login/", admin_login.login),
     path("admin/", admin.site.urls),
     path("api/", include("memory.api.urls")),
 ]

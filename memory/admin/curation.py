@@ -18,7 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from memory import services
-from memory.admin_forms import CorrectForm, ForgetForm, RememberForm, add_service_error
+from memory.admin.forms import CorrectForm, ForgetForm, RememberForm, add_service_error
 from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
 from memory.models import Memory, Source
 

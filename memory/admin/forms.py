@@ -6,17 +6,17 @@ service error comes back as a form error (see ``add_service_error``).
 
 from django import forms
 
-from memory import services
 from memory import text as textmod
 from memory.errors import MemoryInputError
 from memory.models import Kind
+from memory.validation import MAX_COMPANY_CHARS, MAX_REASON_CHARS, MAX_REF_CHARS
 
 REASON_HELP = "Why: recorded on the fact with your username, shown in its history."
 
 
 def _reason_field() -> forms.CharField:
     return forms.CharField(
-        max_length=services.MAX_REASON_CHARS,
+        max_length=MAX_REASON_CHARS,
         help_text=REASON_HELP,
         widget=forms.TextInput(attrs={"size": 80}),
     )
@@ -30,12 +30,12 @@ class RememberForm(forms.Form):
     )
     kind = forms.ChoiceField(choices=Kind.choices, initial=Kind.NOTE)
     company = forms.CharField(
-        max_length=services.MAX_COMPANY_CHARS,
+        max_length=MAX_COMPANY_CHARS,
         required=False,
         help_text="Leave empty for a global fact (applies to every company).",
     )
     ref = forms.CharField(
-        max_length=services.MAX_REF_CHARS,
+        max_length=MAX_REF_CHARS,
         required=False,
         help_text="Where it comes from (a posting, a conversation), if anywhere.",
     )

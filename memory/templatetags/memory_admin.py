@@ -12,7 +12,7 @@ import datetime
 from typing import Any
 
 from django import template
-from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.views.main import PAGE_VAR, ChangeList
 from django.db.models import Max, Min
 from django.utils import formats, timezone
 from django.utils.text import capfirst
@@ -94,4 +94,16 @@ def memory_date_hierarchy(cl: ChangeList) -> dict[str, Any]:
             {"link": link({f"{field}__year": str(y)}), "title": str(y)}
             for y in range(first.year, last.year + 1)
         ],
+    }
+
+
+@register.inclusion_tag("admin/memory/memory/pager.html")
+def memory_pager(cl: ChangeList) -> dict[str, Any]:
+    """Newer/older links around the current page; "older" only when this page is full."""
+    page = cl.page_num
+    full = len(cl.result_list) >= cl.list_per_page
+    return {
+        "page": page,
+        "previous_link": cl.get_query_string({PAGE_VAR: page - 1}) if page > 1 else None,
+        "next_link": cl.get_query_string({PAGE_VAR: page + 1}) if full else None,
     }

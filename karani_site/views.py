@@ -1,0 +1,26 @@
+"""The home page: what karani is, where its interfaces are, and each memory layer's health."""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+
+from karani_site.version import VERSION
+
+
+@never_cache
+def home(request: HttpRequest) -> HttpResponse:
+    # The same checks as `karani doctor`; imported here so a CLI start-up never pays for them.
+    from memory.semantic import health
+
+    report = health.diagnose()
+    user = request.user
+    return render(
+        request,
+        "home.html",
+        {
+            "version": VERSION,
+            "report": report,
+            # Layer details name databases and hosts: staff only; everyone sees ok or FAIL.
+            "show_details": user.is_authenticated and user.is_staff,
+        },
+    )

@@ -1,0 +1,55 @@
+"""Admin login with a throttle on failed attempts, counted in the shared cache.
+
+Failures are counted per client address in Django's cache (CACHES["default"], the database
+cache every worker shares), so the limit holds across gunicorn workers and hosts. A blocked
+address gets a 429 until its window passes; a successful login does not reset the count, so
+guessing between successes gains nothing.
+"""
+
+from django.conf import settings
+from django.contrib import admin
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+
+BLOCKED_MESSAGE = (
+    "Too many failed login attempts from this address; try again in {minutes} minutes."
+)
+
+
+def _key(request: HttpRequest) -> str:
+    # REMOTE_ADDR only: X-Forwarded-For is the client's to forge unless a proxy is trusted.
+    return f"karani:admin-login-failures:{request.META.get('REMOTE_ADDR', '')}"
+
+
+@never_cache
+@csrf_protect
+def login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+    limit = settings.KARANI_ADMIN_LOGIN_ATTEMPTS
+    window = settings.KARANI_ADMIN_LOGIN_WINDOW
+    if request.method != "POST":
+        return admin.site.login(request, extra_context)
+    key = _key(request)
+    if (cache.get(key) or 0) >= limit:
+        return HttpResponse(
+            BLOCKED_MESSAGE.format(minutes=max(1, window // 60)),
+            status=429,
+            content_type="text/plain; charset=utf-8",
+            headers={"Retry-After": str(window)},
+        )
+    response = admin.site.login(request, extra_context)
+    # A good login redirects; a refused one re-renders the form with a 200.
+    if response.status_code == 200:
+        _count_failure(key, window)
+    return response
+
+
+def _count_failure(key: str, window: int) -> None:
+    # add() starts the window on the first failure; later failures only increment.
+    if cache.add(key, 1, timeout=window):
+        return
+    try:
+        cache.incr(key)
+    except ValueError:  # the window expired between add() and incr()
+        cache.add(key, 1, timeout=window)
