@@ -4,11 +4,13 @@ Each case imports the settings module in a fresh interpreter, since settings are
 """
 
 import json
+import secrets
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from ledger_helpers import REPO, child_env
+from ledger_helpers import KARANI, REPO, child_env
 
 PROBE = r"""
 import json
@@ -26,6 +28,16 @@ else:
         "host": db.get("HOST", ""),
         "data_dir": str(settings.DATA_DIR),
         "options": {k: v for k, v in db.get("OPTIONS", {}).items() if isinstance(v, (int, bool))},
+        "allowed_hosts": settings.ALLOWED_HOSTS,
+        "local_key": settings.SECRET_KEY == settings.LOCAL_SECRET_KEY,
+        "https": {
+            name: getattr(settings, name, None)
+            for name in (
+                "SECURE_PROXY_SSL_HEADER", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE",
+                "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+                "SECURE_HSTS_PRELOAD", "CSRF_TRUSTED_ORIGINS",
+            )
+        },
     }))
 """
 
@@ -116,3 +128,138 @@ def test_it_refuses_an_unusable_database_url(tmp_path, url):
 def test_it_refuses_an_unknown_embedder_dtype_naming_the_allowed_ones(tmp_path, value):
     loaded = load_settings(tmp_path, KARANI_EMBEDDER_DTYPE=value)
     assert loaded == {"error": f"KARANI_EMBEDDER_DTYPE={value!r}: use auto, float32 or bfloat16"}
+
+
+# --- production: the key, the hosts, HTTPS (issue 14, item 2) -----------------------------
+
+PRODUCTION_ENV = REPO / "deploy" / "production.env"
+
+
+def random_key() -> str:
+    return secrets.token_urlsafe(50)
+
+
+def production_env() -> dict[str, str]:
+    """deploy/production.env as documented, with a real key in place of the placeholder."""
+    env = {}
+    for line in PRODUCTION_ENV.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            env[name] = value
+    assert env["KARANI_SECRET_KEY"] == "replace-me"
+    env["KARANI_SECRET_KEY"] = random_key()
+    return env
+
+
+@pytest.mark.parametrize("hosts", ["karani.example.com", "localhost,karani.example.com", "*"])
+def test_it_refuses_the_built_in_key_for_a_host_that_is_not_local(tmp_path, hosts):
+    loaded = load_settings(tmp_path, KARANI_SECRET_KEY=None, KARANI_ALLOWED_HOSTS=hosts)
+    public = next(h for h in hosts.split(",") if h != "localhost")
+    assert loaded == {
+        "error": f"KARANI_SECRET_KEY is not set but KARANI_ALLOWED_HOSTS serves {public!r}: "
+        "set KARANI_SECRET_KEY to a long random value (docs/security.md)"
+    }
+
+
+def test_it_runs_locally_on_the_built_in_key_without_testserver(tmp_path):
+    loaded = load_settings(tmp_path, KARANI_SECRET_KEY=None, KARANI_ALLOWED_HOSTS=None)
+    assert loaded["local_key"] is True
+    # Django's test client host is added by the test environment, never by the settings.
+    assert loaded["allowed_hosts"] == ["localhost", "127.0.0.1"]
+    assert loaded["https"]["SECURE_SSL_REDIRECT"] is None
+
+
+def test_it_serves_a_public_host_with_its_own_key(tmp_path):
+    loaded = load_settings(
+        tmp_path, KARANI_SECRET_KEY=random_key(), KARANI_ALLOWED_HOSTS="karani.example.com"
+    )
+    assert loaded["allowed_hosts"] == ["karani.example.com"]
+    assert loaded["local_key"] is False
+
+
+def test_it_turns_on_every_https_setting_behind_a_proxy(tmp_path):
+    https = load_settings(tmp_path, **production_env())["https"]
+    assert https == {
+        "SECURE_PROXY_SSL_HEADER": ["HTTP_X_FORWARDED_PROTO", "https"],
+        "SECURE_SSL_REDIRECT": True,
+        "SESSION_COOKIE_SECURE": True,
+        "CSRF_COOKIE_SECURE": True,
+        "SECURE_HSTS_SECONDS": 31_536_000,
+        "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
+        "SECURE_HSTS_PRELOAD": True,
+        "CSRF_TRUSTED_ORIGINS": ["https://karani.example.com"],
+    }
+
+
+def test_it_trusts_no_forwarded_header_when_the_server_speaks_tls_itself(tmp_path):
+    https = load_settings(tmp_path, **{**production_env(), "KARANI_HTTPS": "direct"})["https"]
+    assert https["SECURE_PROXY_SSL_HEADER"] is None
+    assert https["SECURE_SSL_REDIRECT"] is True
+
+
+@pytest.mark.parametrize(
+    ("env", "error"),
+    [
+        ({"KARANI_HTTPS": "yes"}, "KARANI_HTTPS='yes': use one of off, proxy, direct"),
+        ({"KARANI_HTTPS": "proxy", "KARANI_HSTS_SECONDS": "a year"}, "is not a whole number"),
+        (
+            {"KARANI_CSRF_TRUSTED_ORIGINS": "karani.example.com"},
+            "KARANI_CSRF_TRUSTED_ORIGINS has 'karani.example.com': use scheme://host[:port]",
+        ),
+    ],
+)
+def test_it_refuses_https_settings_it_cannot_read(tmp_path, env, error):
+    assert error in load_settings(tmp_path, **env)["error"]
+
+
+def check_deploy(tmp_path, **env: str | None) -> subprocess.CompletedProcess[str]:
+    env.setdefault("KARANI_DATA_DIR", str(tmp_path / "data"))
+    return subprocess.run(
+        [str(KARANI), "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=tmp_path,
+        env=child_env(**{"DATABASE_URL": None, "KARANI_MEMORY": None, **env}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_in_the_documented_production_configuration(tmp_path):
+    env = production_env()
+    env["DATABASE_URL"] = None  # the check needs no database; the file's URL is an example
+    proc = check_deploy(tmp_path, **env)
+    assert proc.returncode == 0, proc.stderr
+    assert "System check identified no issues" in proc.stdout
+
+
+def test_check_deploy_names_what_the_local_defaults_lack(tmp_path):
+    proc = check_deploy(tmp_path, KARANI_SECRET_KEY=None, KARANI_ALLOWED_HOSTS=None)
+    assert proc.returncode != 0
+    for check in ("W004", "W008", "W009", "W012", "W016"):
+        assert f"security.{check}" in proc.stderr, proc.stderr
+
+
+def test_gunicorn_refuses_to_start_on_the_built_in_key_for_a_public_host(tmp_path):
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    proc = subprocess.run(
+        [
+            str(gunicorn),
+            "-c",
+            str(REPO / "deploy" / "gunicorn.conf.py"),
+            "--bind",
+            "127.0.0.1:0",
+            "--workers",
+            "1",
+        ],
+        cwd=REPO,
+        env=child_env(
+            KARANI_SECRET_KEY=None,
+            KARANI_ALLOWED_HOSTS="karani.example.com",
+            KARANI_DATA_DIR=str(tmp_path / "data"),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert "KARANI_SECRET_KEY is not set but KARANI_ALLOWED_HOSTS serves" in proc.stderr
