@@ -1,23 +1,71 @@
-"""The ``karani`` console script: ``karani CMD ...`` is ``python manage.py CMD ...``.
+"""The ``karani`` console script: karani's own commands, and Django's under ``karani django``.
 
-It works from any directory because it never relies on the current directory to find the
-settings module; the data directory comes from ``KARANI_DATA_DIR`` (see settings).
-Every failure it reports itself (bad configuration, unknown command) is one line on stderr.
+``karani CMD ...`` is ``python manage.py CMD ...``. It works from any directory because it
+never relies on the current directory to find the settings module; the data directory comes
+from ``KARANI_DATA_DIR`` (see settings). Every failure it reports itself (bad configuration,
+unknown command) is one line on stderr.
 """
 
 import os
 import sys
 from difflib import get_close_matches
 
+PROG = "karani"
+
+# What `karani --help` lists, in this order. Every other Django command still runs (`karani
+# django help` lists them), so scripts that call e.g. `karani check` keep working.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "Memory": ("remember", "recall", "correct", "forget", "import", "export"),
+    "Health and the semantic index": ("doctor", "reindex", "infra"),
+    "Serving": ("runserver", "mcp", "api-token"),
+    "Qualify": ("qualify", "postings", "profile", "outcome", "funnel", "replay"),
+    "Set-up": ("migrate", "createsuperuser", "collectstatic"),
+}
+
+
+def _version() -> str:
+    from karani_site.version import VERSION
+
+    return VERSION
+
+
+def _summary(name: str, app: str) -> str:
+    from django.core.management import load_command_class
+
+    text = " ".join(str(load_command_class(app, name).help).split())
+    first = text.split(". ")[0].rstrip(".")
+    return first if len(first) <= 90 else first[:87] + "..."
+
+
+def _print_help() -> None:
+    import django
+    from django.core.management import get_commands
+
+    django.setup()
+    commands = get_commands()
+    lines = [
+        f"usage: {PROG} COMMAND [options]    ({PROG} help COMMAND for a command's options)",
+        "",
+        "karani: a long-term memory for a job-search pipeline.",
+    ]
+    for group, names in GROUPS.items():
+        lines += ["", f"{group}:"]
+        lines += [f"  {n:<16}{_summary(n, commands[n])}" for n in names if n in commands]
+    lines += [
+        "",
+        f"Django's own commands (shell, dbshell, check, ...): {PROG} django help",
+        f"{PROG} --version prints karani's version.",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+
 
 def run(argv: list[str]) -> None:
     """Run a management command line; ``argv[0]`` is the program name shown in messages."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import ManagementUtility, get_commands
 
-    prog = os.path.basename(argv[0])
+    prog = argv[0]
 
     class Utility(ManagementUtility):
         def fetch_command(self, subcommand: str):  # type: ignore[no-untyped-def]
@@ -27,24 +75,46 @@ def run(argv: list[str]) -> None:
                 close = get_close_matches(subcommand, get_commands(), n=1)
                 hint = f"; did you mean {close[0]}?" if close else ""
                 sys.stderr.write(
-                    f"{prog}: unknown command {subcommand!r}{hint} (see {prog} help)\n"
+                    f"{PROG}: unknown command {subcommand!r}{hint} (see {PROG} --help)\n"
                 )
                 sys.exit(1)
             return super().fetch_command(subcommand)
 
     try:
-        Utility(argv).execute()
+        utility = Utility(argv)
+        utility.prog_name = prog
+        utility.execute()
     except ImproperlyConfigured as exc:
-        # A bad environment variable is the user's to fix: say which, without a traceback.
-        message = " ".join(str(exc).split("\n"))
-        sys.stderr.write(f"{prog}: configuration error: {message}\n")
-        sys.exit(2)
+        _configuration_error(exc)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv if argv is None else argv)
-    args[0] = "karani"
-    run(args)
+    args = list(sys.argv if argv is None else argv)[1:]
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
+    first = args[0] if args else "--help"
+    if first in ("--version", "-V"):
+        sys.stdout.write(f"{PROG} {_version()}\n")
+        return
+    if first == "django":
+        # Django's full command set and help, as `python manage.py` shows them.
+        run([f"{PROG} django", *args[1:]])
+        return
+    if first in ("--help", "-h") or args == ["help"]:
+        from django.core.exceptions import ImproperlyConfigured
+
+        try:
+            _print_help()
+        except ImproperlyConfigured as exc:
+            _configuration_error(exc)
+        return
+    run([PROG, *args])
+
+
+def _configuration_error(exc: Exception) -> None:
+    # A bad environment variable is the user's to fix: say which, without a traceback.
+    message = " ".join(str(exc).split("\n"))
+    sys.stderr.write(f"{PROG}: configuration error: {message}\n")
+    sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A BaseCommand whose every failure is one line on stderr and a non-zero exit."""
 
 import json
+import os
 import re
 import sys
 from typing import Any
@@ -20,8 +21,17 @@ class _OneLineParser(CommandParser):
         raise CommandError(f"{self.prog}: {message} (see --help)")
 
 
+# The exit status of a process killed by SIGPIPE: a reader that went away (`| head`) is not
+# an error worth a message, but a truncated export must not look like a complete one.
+EXIT_BROKEN_PIPE = 128 + 13
+
+
 class KaraniCommand(BaseCommand):
     """Turns service errors and database outages into CommandError (one line, exit 1)."""
+
+    # System checks import every URLconf, view and serializer (the API, drf-spectacular):
+    # most of a short command's run time. migrate, runserver and `karani django check` run them.
+    requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -36,6 +46,11 @@ class KaraniCommand(BaseCommand):
             # print those the same way it does: one line, no traceback.
             sys.stderr.write(f"CommandError: {exc}\n")
             sys.exit(exc.returncode)
+        except BrokenPipeError:
+            # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
 
     def execute(self, *args: Any, **options: Any) -> Any:
         try:

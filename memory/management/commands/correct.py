@@ -20,4 +20,4 @@ class Command(KaraniCommand):
         if opts["json"]:
             self.write_json({"id": new.pk, "supersedes": opts["id"]})
         else:
-            self.stdout.write(str(new.pk))
+            self.stdout.write(f"corrected fact {opts['id']}: fact {new.pk} supersedes it")

@@ -30,13 +30,18 @@ def _records(path: Path, bad: list[tuple[int, str]]) -> Iterator[tuple[int, Any]
 class Command(KaraniCommand):
     help = (
         "Import facts from a JSONL file (one object per line: text, kind, company, ref, "
-        "created_at). Bad lines are reported and skipped. --restore loads an `export` file "
-        "into an empty ledger."
+        "created_at). Bad lines are reported and skipped, and the exit status is 1 unless "
+        "--allow-partial. --restore loads an `export` file into an empty ledger."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--restore", action="store_true", help="restore an export file")
+        parser.add_argument(
+            "--allow-partial",
+            action="store_true",
+            help="exit 0 even when some lines were rejected (the good lines go in either way)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -60,6 +65,12 @@ class Command(KaraniCommand):
         if not opts["json"]:
             for line_no, error in report.rejected:
                 self.stderr.write(f"line {line_no}: {error}")
+        if report.rejected and not opts["allow_partial"]:
+            # A script that imports and moves on must notice; the good lines are in already.
+            raise CommandError(
+                f"{len(report.rejected)} lines rejected, the rest imported "
+                "(--allow-partial accepts a partial import)"
+            )
 
     def _print(self, opts: dict[str, Any], payload: dict[str, Any], text: str) -> None:
         if opts["json"]:

@@ -1,10 +1,9 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from rich.console import Console
-from rich.table import Table
 
-from memory import services
+from memory import selectors, validation
+from memory import text as textmod
 from memory.management.base import KaraniCommand
 
 
@@ -15,15 +14,25 @@ class Command(KaraniCommand):
         parser.add_argument("query")
         parser.add_argument("--company", help="only this company's facts plus global ones")
         parser.add_argument(
-            "--limit", type=int, default=services.DEFAULT_LIMIT, help="1-100 (default 5)"
+            "--limit", type=int, default=validation.DEFAULT_LIMIT, help="1-100 (default 5)"
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        result = services.recall(query=opts["query"], company=opts["company"], limit=opts["limit"])
+        result = selectors.recall(query=opts["query"], company=opts["company"], limit=opts["limit"])
         if opts["json"]:
             self.write_json(result.to_dict())
             return
+        if not result.results and not textmod.tokens(opts["query"]):
+            self.stdout.write(
+                f"no matching facts: every word of {opts['query']!r} is a stopword, which recall "
+                "ignores; ask with the words that carry the meaning"
+            )
+            return
+        # rich takes a tenth of a second to import: only when there is a table to draw.
+        from rich.console import Console
+        from rich.table import Table
+
         note = " (fallback: semantic index unavailable)" if result.fallback else ""
         table = Table(title=f"recall · mode {result.mode}{note}", title_justify="left")
         for column in ("id", "score", "kind", "company", "text", "last seen"):

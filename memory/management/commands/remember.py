@@ -1,25 +1,40 @@
+import sys
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from memory import services
 from memory.management.base import KaraniCommand
 from memory.models import Kind
 
+STDIN_TTY = (
+    "remember -: reads the fact from standard input; pipe it in: echo 'fact' | karani remember -"
+)
+
+
+def _read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise CommandError(STDIN_TTY)
+    return sys.stdin.read()
+
 
 class Command(KaraniCommand):
-    help = "Teach karani a fact. An exact duplicate only touches the existing fact."
+    help = (
+        "Teach karani a fact (- reads it from standard input). "
+        "An exact duplicate only touches the existing fact."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("text", help="the fact, in one or two plain sentences")
+        parser.add_argument("text", help="the fact, in one or two plain sentences; - for stdin")
         parser.add_argument("--kind", default=Kind.NOTE, help=f"one of: {', '.join(Kind.values)}")
         parser.add_argument("--company", help="scope the fact to a company (default: global)")
         parser.add_argument("--ref", help="an external reference, e.g. qualification:123")
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        text = _read_stdin() if opts["text"] == "-" else opts["text"]
         result = services.remember(
-            text=opts["text"], kind=opts["kind"], company=opts["company"], ref=opts["ref"]
+            text=text, kind=opts["kind"], company=opts["company"], ref=opts["ref"]
         )
         if opts["json"]:
             self.write_json(result.to_dict())
