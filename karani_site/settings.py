@@ -219,6 +219,9 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "karani": {"handlers": ["stderr"], "level": os.environ.get("KARANI_LOG_LEVEL", "WARNING")},
+        # Every 500 with its traceback on stderr (gunicorn's error log), not only mailed to
+        # ADMINS, which Django's default does when DEBUG is off.
+        "django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False},
     },
 }
 
@@ -238,15 +241,13 @@ def _env_rate(name: str, default: str) -> str | None:
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge is what makes anonymous requests a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # DRF's token auth with a cheaper lookup (its module says why); same answers.
-        "memory.api.authentication.TokenAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # DRF's JSONParser, with JSON nested too deep for Python answered as a parse error.
+    "DEFAULT_PARSER_CLASSES": ["memory.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    # DRF's, with a shortcut for clients that accept JSON or anything (its module says why).
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "memory.api.negotiation.ContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory.api.exceptions.handle",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
@@ -255,9 +256,16 @@ REST_FRAMEWORK = {
         "write": _env_rate("KARANI_API_WRITE_RATE", "120/min"),
     },
 }
-# Token rows kept per worker and emptied by PostgreSQL's NOTIFY (memory/api/token_cache.py).
-# Off for a transaction-mode pooler (PgBouncer), which cannot hold the LISTEN it needs.
-KARANI_API_TOKEN_CACHE = _env_bool("KARANI_API_TOKEN_CACHE", True)
+# Throttle counts live in the ledger database, so every worker and host spends one budget
+# (table created by memory migration 0011); Django's default cache is per process.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "karani_cache",
+        # Past MAX_ENTRIES Django culls a third of the rows, throttle histories included.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
+}
 SPECTACULAR_SETTINGS = {
     "TITLE": "karani memory API",
     "DESCRIPTION": "Remember, recall, list, correct and forget facts in karani's ledger.",

@@ -7,16 +7,6 @@ import pytest
 from django.db import connection
 
 
-@pytest.fixture(autouse=True)
-def _close_token_listeners() -> Iterator[None]:
-    """A transactional API test opens the token cache's LISTEN connection; close it after
-    the test, or the test database could not be dropped at the end of the run."""
-    yield
-    from memory.api import token_cache
-
-    token_cache.close_all()
-
-
 def _on_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 

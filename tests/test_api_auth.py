@@ -7,11 +7,9 @@ from api_helpers import client_with, error_of, token_for, user_with_perm
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from rest_framework.authentication import TokenAuthentication as DrfTokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from memory import services
-from memory.api.authentication import TokenAuthentication
 from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
@@ -149,22 +147,3 @@ def test_it_refuses_the_token_of_an_inactive_user():
         "message": "User inactive or deleted.",
         "fields": {},
     }
-
-
-def test_its_token_lookup_loads_what_drf_loads_in_one_query(django_assert_num_queries):
-    # karani's TokenAuthentication replaces DRF's ORM lookup with one raw join (cheaper per
-    # request); the user and token it hands to the views must be the same objects' values.
-    key = token_for("erin", writer=True)
-    with django_assert_num_queries(1):
-        user, token = TokenAuthentication().authenticate_credentials(key)
-    drf_user, drf_token = DrfTokenAuthentication().authenticate_credentials(key)
-    fields = [f.attname for f in get_user_model()._meta.concrete_fields]
-    assert [getattr(user, f) for f in fields] == [getattr(drf_user, f) for f in fields]
-    assert set(vars(user)) == set(vars(drf_user))
-    assert (token.key, token.user_id, token.created) == (
-        drf_token.key,
-        drf_token.user_id,
-        drf_token.created,
-    )
-    assert token.user is user and not token._state.adding
-    assert user.has_perm("memory.add_memory") is drf_user.has_perm("memory.add_memory")

@@ -3,7 +3,7 @@
 import pytest
 from api_helpers import client_with, error_of, token_for
 
-from memory import services
+from memory import selectors, services
 from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
@@ -28,11 +28,16 @@ def remembered(writer) -> dict[str, int]:
     return ids
 
 
-def test_it_recalls_in_the_cli_json_shape(writer, remembered):
+def test_it_recalls_in_the_cli_json_shape_with_z_timestamps(writer, remembered):
     response = writer.get("/api/memories/recall", {"q": "remote teams", "limit": 2})
     assert response.status_code == 200
     body = response.json()
-    expected = services.recall(query="remote teams", limit=2).to_dict()
+    expected = selectors.recall(query="remote teams", limit=2).to_dict()
+    # The same keys and values as the CLI's JSON; the API writes UTC as Z everywhere.
+    for result in expected["results"]:
+        for key in ("created_at", "last_seen_at"):
+            assert result[key].endswith("+00:00")
+            result[key] = result[key].removesuffix("+00:00") + "Z"
     assert body == expected
     assert body["mode"] == "basic" and body["fallback"] is False
     assert body["results"][0]["id"] == remembered["remote"]

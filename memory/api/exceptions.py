@@ -5,19 +5,26 @@ a client parses one shape and the API never answers an HTML page or a bare 500.
 """
 
 import logging
-import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError, SecretRefused
+from memory.errors import (
+    FactAlreadyDeleted,
+    FactNotFound,
+    MemoryInputError,
+    SecretRefused,
+    first_line,
+)
 
 log = logging.getLogger("karani.api")
+request_log = logging.getLogger("django.request")
 
 
 def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict:
@@ -60,19 +67,25 @@ def _api_exception(exc: exceptions.APIException) -> Response:
     )
 
 
-# The service's one-line messages start with the input they are about ("text contains
-# ...", "unknown kind ...", "company name is empty ..."): enough to point at the field.
-_FIELD_AT_START = re.compile(
-    r"^(?:unknown )?(text|query|company|kind|source|status|ref|reason|limit)\b"
-)
-
-
-def _field_of(message: str, view: Any) -> str | None:
-    match = _FIELD_AT_START.match(message)
-    if match is None:
+def _field_of(exc: MemoryInputError, view: Any) -> str | None:
+    """The request's name for the input the service refused (recall's ``q`` is its query)."""
+    if exc.field is None:
         return None
-    # The view's name for it where the API differs from the service (recall's ?q=).
-    return getattr(view, "field_names", {}).get(match.group(1), match.group(1))
+    return getattr(view, "field_names", {}).get(exc.field, exc.field)
+
+
+def _server_error(exc: Exception, context: dict[str, Any]) -> Response:
+    request = context.get("request")
+    path = request.path if request is not None else "?"
+    # The traceback goes to the configured log (settings.LOGGING: stderr) under Django's own
+    # logger; the client gets the one shape, never Django's HTML page.
+    request_log.error("Internal Server Error: %s", path, exc_info=exc)
+    response = Response(
+        error_body("server_error", "internal error; it has been logged"),
+        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+    )
+    response._has_been_logged = True  # type: ignore[attr-defined]  # Django would log it again
+    return response
 
 
 def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -88,8 +101,8 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         set_rollback()
         return _api_exception(exc)
     if isinstance(exc, SecretRefused):
-        fields = {exc.field: [str(exc)]}
-        body = error_body("secret_refused", str(exc), fields)
+        field = _field_of(exc, context.get("view")) or "text"
+        body = error_body("secret_refused", str(exc), {field: [str(exc)]})
         body["error"]["detected"] = list(exc.kinds)
         return Response(body, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, FactAlreadyDeleted):
@@ -97,19 +110,26 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         # and for deleting a fact that is already gone.
         return Response(error_body("fact_deleted", str(exc)), status=status.HTTP_409_CONFLICT)
     if isinstance(exc, MemoryInputError):
-        field = _field_of(str(exc), context.get("view"))
+        field = _field_of(exc, context.get("view"))
         fields = {field: [str(exc)]} if field else None
         return Response(error_body("invalid", str(exc), fields), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, FactNotFound):
         return Response(error_body("not_found", str(exc)), status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, DatabaseError):
         set_rollback()
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        log.error("database error answered 503: %s", first)
+        log.error("database error answered 503: %s", first_line(exc))
         return Response(
             error_body("database_unavailable", "the ledger database is unavailable; retry later"),
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "5"},
         )
-    # Anything else is a bug: let Django log it and answer its 500.
-    return None
+    if isinstance(exc, RequestDataTooBig):
+        # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE; it would answer
+        # with its HTML 400 page.
+        return Response(
+            error_body("request_too_large", "the request body is too large"),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    # Anything else is a bug: logged with its traceback, answered in the one shape.
+    set_rollback()
+    return _server_error(exc, context)

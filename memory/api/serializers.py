@@ -2,47 +2,29 @@
 
 Per-operation Input/Output serializers live nested in their view (views.py); these are the
 pieces more than one operation returns. Each names its OpenAPI component explicitly so
-drf-spectacular never has to guess (or warn about) a name.
+drf-spectacular never has to guess (or warn about) a name. Timestamps are DRF's
+``DateTimeField``: ISO 8601 in UTC ending in ``Z``, in every answer.
 """
 
-from django.utils.functional import cached_property
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.utils.serializer_helpers import BindingDict
 
 from memory.models import Kind, Memory, Source
-from memory.services import MAX_COMPANY_CHARS, MAX_REF_CHARS
+from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
 
 KIND_CHOICES = Kind.choices
 SOURCE_CHOICES = Source.choices
 STATUS_CHOICES = ("live", "deleted", "superseded")
 
 
-class FlatInputSerializer(serializers.Serializer):
-    """A request's input (query string or body), validated with fields built once per class.
-
-    DRF builds a serializer's fields for every instance: a deep copy of each declared field
-    and its validators, on every request, ~0.1 ms for recall's three (a deep copy of 16
-    objects). Input fields hold no per-request state (``run_validation`` reads only their
-    own settings, and the root's ``partial``, always False here), so each class binds one
-    set to a prototype instance and every instance validates with it. The validation, its
-    errors and the OpenAPI schema are DRF's own. Only for flat input serializers: no nested
-    serializers, no context, no ``partial``.
-    """
-
-    @cached_property
-    def fields(self) -> BindingDict:
-        cls = type(self)
-        shared = cls.__dict__.get("_shared_fields")
-        if shared is None:
-            prototype = cls()
-            shared = BindingDict(prototype)
-            for name, field in prototype.get_fields().items():
-                shared[name] = field
-            prototype.__dict__["fields"] = shared
-            # A race between two threads builds two equal sets; either one is kept.
-            cls._shared_fields = shared
-        return shared
+def choice_field(choices: Any, *, what: str, **kwargs: Any) -> serializers.ChoiceField:
+    """A ChoiceField whose refusal lists the valid values, as the service's message does."""
+    valid = ", ".join(str(value) for value in serializers.ChoiceField(choices=choices).choices)
+    # Passed to the constructor: DRF rebuilds each declared field from its arguments.
+    messages = {"invalid_choice": f'unknown {what} "{{input}}"; use one of: {valid}'}
+    return serializers.ChoiceField(choices=choices, error_messages=messages, **kwargs)
 
 
 @extend_schema_serializer(component_name="ErrorDetail")
@@ -67,13 +49,13 @@ class ErrorSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="RecalledFact")
 class RecalledFactSerializer(serializers.Serializer):
-    """Read from ``RecalledFact.to_dict()``: the same fields and formats as the CLI's JSON."""
+    """One ``memory.selectors.RecalledFact``."""
 
     id = serializers.IntegerField()
     text = serializers.CharField()
     kind = serializers.ChoiceField(choices=KIND_CHOICES)
     company = serializers.CharField(allow_null=True, max_length=MAX_COMPANY_CHARS)
-    score = serializers.FloatField()
+    score = serializers.FloatField(help_text="higher is better; keyword scores are whole points")
     ref = serializers.CharField(allow_null=True, max_length=MAX_REF_CHARS)
     created_at = serializers.DateTimeField()
     last_seen_at = serializers.DateTimeField()
