@@ -7,14 +7,15 @@ tool error too, and the server keeps serving.
 """
 
 import logging
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from django.db import DatabaseError, close_old_connections
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import Field, ValidationError
 
-from memory import services
+from karani_site.version import VERSION
+from memory import selectors, services, validation
 from memory.errors import FactNotFound, MemoryInputError
 from memory.text import MAX_TEXT_CHARS
 
@@ -53,7 +54,9 @@ the fact's text, kind, company, score and when it was last seen. `mode` says how
 ran (basic = keyword ranking, mem0 = semantic index, off = memory disabled) and
 `fallback` is true when the semantic index was unavailable and keywords were used."""
 
-KindName = Literal["preference", "outcome", "question", "note"]
+# Constraints the service checks are only advertised in the schema (json_schema_extra), not
+# enforced by pydantic: a bad value then gets the service's one-line message, as everywhere.
+KINDS = list(services.Kind.values)
 
 
 def _call(operation: str, fn: Any, **kwargs: Any) -> dict[str, Any]:
@@ -77,9 +80,15 @@ def _call(operation: str, fn: Any, **kwargs: Any) -> dict[str, Any]:
 
 def remember(
     text: Annotated[
-        str, Field(description="the fact, one or two plain sentences", max_length=MAX_TEXT_CHARS)
+        str,
+        Field(
+            description="the fact, one or two plain sentences",
+            json_schema_extra={"maxLength": MAX_TEXT_CHARS},
+        ),
     ],
-    kind: Annotated[KindName, Field(description="what sort of fact")] = "note",
+    kind: Annotated[
+        str, Field(description="what sort of fact", json_schema_extra={"enum": KINDS})
+    ] = "note",
     company: Annotated[
         str | None, Field(description="the employer it is about; omit for a global fact")
     ] = None,
@@ -93,14 +102,43 @@ def recall(
         str | None, Field(description="only this company's facts plus global ones")
     ] = None,
     limit: Annotated[
-        int, Field(ge=1, le=services.MAX_LIMIT, description="how many facts at most")
-    ] = services.DEFAULT_LIMIT,
+        int,
+        Field(
+            description="how many facts at most",
+            json_schema_extra={"minimum": 1, "maximum": validation.MAX_LIMIT},
+        ),
+    ] = validation.DEFAULT_LIMIT,
 ) -> dict[str, Any]:
-    return _call("recall", services.recall, query=query, company=company, limit=limit)
+    return _call("recall", selectors.recall, query=query, company=company, limit=limit)
+
+
+class KaraniMCPServer(MCPServer):
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the sdk logs it and keeps its text from the client
+        except ToolError as exc:
+            raise ToolError(_one_line(exc)) from exc
+
+
+def _one_line(exc: ToolError) -> str:
+    """The service's own message, or one line per argument pydantic refused (no URLs)."""
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+            for err in cause.errors()
+        )
+    if isinstance(cause, ToolError):  # raised by _call: the sdk only prefixed it
+        return str(cause)
+    return str(exc)
 
 
 def build_server() -> MCPServer:
-    server = MCPServer(name="karani", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = KaraniMCPServer(
+        name="karani", version=VERSION, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
     server.add_tool(remember, name="remember", title="Remember a fact", description=REMEMBER_DOC)
     server.add_tool(recall, name="recall", title="Recall facts", description=RECALL_DOC)
     return server

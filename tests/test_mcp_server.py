@@ -13,6 +13,9 @@ from django.db import connection
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from karani_site.version import VERSION
+from memory import selectors, services
+from memory.errors import MemoryInputError
 from memory.models import Memory
 
 KARANI = str(Path(sys.executable).parent / "karani")
@@ -54,7 +57,7 @@ async def session_for(env: dict[str, str], errlog):
         stdio_client(params, errlog=errlog) as (read, write),
         ClientSession(read, write, read_timeout_seconds=60) as session,
     ):
-        await session.initialize()
+        session.initialized = await session.initialize()
         yield session
 
 
@@ -160,3 +163,46 @@ def test_it_answers_a_database_outage_with_a_tool_error_and_keeps_serving(tmp_pa
     assert "nothing was stored" in _text(wrote)
     assert {t.name for t in tools.tools} == {"remember", "recall"}
     assert "database error" in (tmp_path / "server.stderr").read_text()
+
+
+def test_it_answers_bad_arguments_with_the_services_one_line_message(server_env, tmp_path):
+    async def scenario():
+        with open(tmp_path / "server.stderr", "w") as errlog:
+            async with session_for(server_env, errlog) as session:
+                tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+                return (
+                    session.initialized,
+                    tools,
+                    {
+                        "kind": await session.call_tool(
+                            "remember", {"text": "x y", "kind": "gossip"}
+                        ),
+                        "long": await session.call_tool("remember", {"text": "word " * 500}),
+                        "limit": await session.call_tool("recall", {"query": "rust", "limit": 500}),
+                        "type": await session.call_tool(
+                            "recall", {"query": "rust", "limit": "many"}
+                        ),
+                    },
+                )
+
+    initialized, tools, out = asyncio.run(scenario())
+    assert initialized.server_info.name == "karani"
+    assert initialized.server_info.version == VERSION
+    # The schema still advertises the choices the service enforces.
+    remember_schema = tools["remember"].input_schema["properties"]
+    assert remember_schema["kind"]["enum"] == ["preference", "outcome", "question", "note"]
+    for name, result in out.items():
+        text = _text(result)
+        assert result.is_error, name
+        assert "\n" not in text.strip() and "http" not in text and "pydantic" not in text, text
+    expected = {
+        "kind": lambda: services.remember(text="x y", kind="gossip"),
+        "long": lambda: services.remember(text="word " * 500),
+        "limit": lambda: selectors.recall(query="rust", limit=500),
+    }
+    for name, call in expected.items():
+        with pytest.raises(MemoryInputError) as refused:
+            call()
+        assert _text(out[name]) == str(refused.value), name
+    assert _text(out["type"]).startswith("limit: ")
+    assert Memory.all_objects.count() == 0
