@@ -304,6 +304,9 @@ def _env_timeout(name: str, default: float, *, low: float, high: float) -> float
 
 # Per request; bounded so one hung endpoint cannot stall a batch indefinitely.
 KARANI_LLM_TIMEOUT = _env_timeout("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
+# The LLM's context window in tokens, used to size mem0 mode's extraction prompt when the
+# endpoint's /v1/models does not report it (llama.cpp's Python server and Ollama do not).
+KARANI_LLM_CONTEXT = _env_int("KARANI_LLM_CONTEXT", 4096, minimum=512)
 
 # --- semantic index (KARANI_MEMORY=mem0) -------------------------------------------------
 # The index's own database, never DATABASE_URL: the ledger may live in a managed Postgres

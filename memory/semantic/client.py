@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.semantic import config as cfgmod
+from memory.semantic import extraction
 from memory.semantic.config import SemanticConfig, SemanticUnavailable
 
 log = logging.getLogger("karani.memory")
@@ -24,6 +25,7 @@ HNSW_EF_SEARCH = 100
 _lock = threading.RLock()
 _memory: Any = None
 _memory_key: tuple[Any, ...] | None = None
+_budget: Any = None  # extraction.Budget of the LLM _memory talks to, None without one
 _store: Any = None
 _store_key: tuple[str, str] | None = None
 _store_full_text = True
@@ -37,6 +39,8 @@ class Client:
     # The collection has karani's stored full-text column (store.ensure_indexes); without it
     # recall's full-text half goes through mem0's own query.
     full_text_column: bool = True
+    # Token budget of an extraction request (memory.semantic.extraction); None: no LLM.
+    llm_budget: Any = None
 
     @property
     def pool(self) -> Any:
@@ -168,7 +172,7 @@ def _new_store(cfg: SemanticConfig) -> Any:
     )
 
 
-def _new_memory(cfg: SemanticConfig, store: Any) -> Any:
+def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     Memory = import_mem0(cfg)
     from openai import OpenAI
 
@@ -191,7 +195,10 @@ def _new_memory(cfg: SemanticConfig, store: Any) -> Any:
                     },
                 },
                 "embedder": embedder,
-                "llm": cfgmod.llm_config(cfg),
+                "llm": cfgmod.llm_config(
+                    cfg,
+                    max_tokens=budget.completion if budget else extraction.MAX_COMPLETION_TOKENS,
+                ),
                 "history_db_path": cfgmod.history_db_path(cfg),
             }
         )
@@ -220,7 +227,7 @@ def _new_memory(cfg: SemanticConfig, store: Any) -> Any:
 
 def get() -> Client:
     """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
-    global _memory, _memory_key, _store, _store_key, _store_full_text
+    global _memory, _memory_key, _budget, _store, _store_key, _store_full_text
     cfg = cfgmod.load()
     # Cheap once imported (a sys.modules look-up), and it notices a broken install.
     import_mem0(cfg)
@@ -233,8 +240,10 @@ def get() -> Client:
             fresh = False
         if _memory is None or _memory_key != cfg.model_key():
             _memory = None
+            # One /v1/models probe per LLM configuration, not per write.
+            _budget = extraction.budget(cfg) if cfg.infer else None
             try:
-                _memory = _new_memory(cfg, _store)
+                _memory = _new_memory(cfg, _store, _budget)
             except BaseException:
                 # A half-built Memory may have closed our pool on its way out.
                 discard_store()
@@ -242,7 +251,7 @@ def get() -> Client:
             _memory_key = cfg.model_key()
         _memory.vector_store = _store
         _memory.collection_name = cfg.collection
-        client = Client(memory=_memory, store=_store, config=cfg)
+        client = Client(memory=_memory, store=_store, config=cfg, llm_budget=_budget)
         if fresh:
             # First use of this store in the process: make sure the collection and the
             # indexes the scoped search relies on exist (a dropped table comes back here).
@@ -271,10 +280,10 @@ def discard_store() -> None:
 
 def discard_all() -> None:
     """Forget everything (tests switch configurations; the model is reloaded on next use)."""
-    global _memory, _memory_key
+    global _memory, _memory_key, _budget
     discard_store()
     with _lock:
-        _memory, _memory_key = None, None
+        _memory, _memory_key, _budget = None, None, None
 
 
 def loaded_embedder() -> bool:

@@ -19,7 +19,7 @@ MEM0_USER = "karani"
 GLOBAL_SENTINEL = "__GLOBAL__"
 BUNDLED_MODEL_DIMS = 384
 # Where an unset KARANI_LLM_BASE_URL points mem0's mandatory LLM client: a discard port that
-# refuses at once. mem0 never calls it (writes use infer=False), but Memory() insists on one.
+# refuses at once. Nothing calls it (writes go in verbatim), but Memory() insists on one.
 UNUSED_LLM_URL = "http://127.0.0.1:9/v1"
 
 
@@ -40,6 +40,7 @@ class SemanticConfig:
     llm_model: str
     llm_api_key: str
     llm_timeout: float
+    llm_context: int  # tokens, when the endpoint does not report its own (extraction.budget)
     timeout: float
     cooldown: float
     data_dir: Path
@@ -50,7 +51,7 @@ class SemanticConfig:
 
     @property
     def infer(self) -> bool:
-        """mem0 extraction on writes only when a local LLM is configured."""
+        """Extraction on writes (memory.semantic.extraction) only when an LLM is configured."""
         return bool(self.llm_base_url)
 
     @property
@@ -67,6 +68,7 @@ class SemanticConfig:
             self.embedder_dtype,
             self.llm_base_url,
             self.llm_model,
+            self.llm_context,
         )
 
 
@@ -101,6 +103,7 @@ def load() -> SemanticConfig:
         llm_model=settings.KARANI_LLM_MODEL,
         llm_api_key=settings.KARANI_LLM_API_KEY or "local",
         llm_timeout=float(settings.KARANI_LLM_TIMEOUT),
+        llm_context=int(settings.KARANI_LLM_CONTEXT),
         timeout=float(settings.KARANI_VECTOR_TIMEOUT),
         cooldown=float(settings.KARANI_VECTOR_COOLDOWN),
         data_dir=Path(settings.DATA_DIR),
@@ -174,20 +177,21 @@ def embedder_dtype(cfg: SemanticConfig) -> str:
     return "bfloat16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "float32"
 
 
-def llm_config(cfg: SemanticConfig) -> dict[str, Any]:
+def llm_config(cfg: SemanticConfig, *, max_tokens: int) -> dict[str, Any]:
+    """mem0's LLM client, which extraction calls; ``max_tokens`` bounds every completion."""
     return {
         "provider": "openai",
         "config": {
             "model": cfg.llm_model or "unused",
             "api_key": cfg.llm_api_key,
             "openai_base_url": cfg.llm_base_url or UNUSED_LLM_URL,
+            "max_tokens": max_tokens,
+            # Deterministic: the same fact distils the same way every time it is written.
+            "temperature": 0.0,
         },
     }
 
 
 def history_db_path(cfg: SemanticConfig) -> str:
-    # The ledger is the audit log; mem0's history only matters for its extraction path.
-    if not cfg.infer:
-        return ":memory:"
-    cfg.mem0_dir.mkdir(parents=True, exist_ok=True)
-    return str(cfg.mem0_dir / "history.db")
+    # The ledger is the audit log, and karani never calls mem0's add(), which writes history.
+    return ":memory:"

@@ -2,8 +2,8 @@
 
 The verbatim path (no LLM) never calls mem0's one-row ``add``: it embeds a batch with
 mem0's embedder and writes it with one ``vector_store.insert``, the rows mem0's own search
-reads (see MEM0.md, "Bulk path"). With KARANI_LLM_BASE_URL set, each row goes through
-mem0's extraction instead.
+reads (see MEM0.md, "Bulk path"). With KARANI_LLM_BASE_URL set, each row is first offered
+to extraction (memory.semantic.extraction), whose statements go in by the same insert.
 """
 
 import hashlib
@@ -74,10 +74,25 @@ def insert_rows(
 
 
 def extract_and_add(client: Client, memory: Memory) -> list[str]:
-    """mem0's extraction (infer=True): the LLM distils the fact; ids of what it stored."""
-    meta = {k: v for k, v in payload(memory).items() if k in {"ledger_id", "kind", "company"}}
-    result = client.memory.add(memory.text, user_id=MEM0_USER, metadata=meta, infer=True)
-    return [r["id"] for r in result.get("results", []) if r.get("event") == "ADD"]
+    """Index the LLM's statements of the fact (memory.semantic.extraction); their vector ids.
+
+    [] when extraction gave nothing to store: the caller then indexes the fact verbatim.
+    """
+    import numpy as np
+
+    from memory.semantic import extraction
+
+    texts = extraction.extract(client, memory.text)
+    if not texts:
+        return []
+    vectors = embed_texts(client, texts)
+    ids = [str(uuid.uuid4()) for _ in texts]
+    client.store.insert(
+        vectors=[np.asarray(v, dtype=np.float32) for v in vectors],
+        payloads=[payload(memory, text) for text in texts],
+        ids=ids,
+    )
+    return ids
 
 
 def mark_indexed(pairs: Sequence[tuple[Memory, str]]) -> None:

@@ -1,7 +1,9 @@
 """Keeping the index in step with ledger writes (called after each commit).
 
-A row the index could not take keeps ``indexed_at`` null: it is pending, and
-``reindex --pending`` (or the next full ``reindex``) catches it up. A soft-deleted row whose
+With an LLM configured a row is indexed as extraction's statements when it gives some, else
+verbatim; only a failing store (or embedder) leaves it out. A row the index could not take
+keeps ``indexed_at`` null: it is pending, and ``reindex --pending`` (or the next full
+``reindex``) catches it up. A soft-deleted row whose
 ``vector_id`` is still set has a vector waiting to be removed.
 """
 
@@ -21,17 +23,17 @@ def index_rows(client: Client, memories: Sequence[Memory]) -> int:
     """Write these rows to the index and record it in the ledger. Returns rows indexed."""
     done = 0
     if client.config.infer:
+        verbatim = []
         for memory in memories:
             ids = store.extract_and_add(client, memory)
-            if not ids:
-                # The LLM kept nothing (or only duplicates): store the fact verbatim, so every
-                # ledger row stays findable and the counts keep matching.
-                vectors = store.embed_texts(client, [memory.text])
-                store.mark_indexed(store.insert_rows(client, [memory], vectors))
-            else:
+            if ids:
                 store.mark_indexed([(memory, ids[0])])
-            done += 1
-        return done
+                done += 1
+            else:
+                # Extraction did not fit, failed or kept nothing: the fact goes in as written,
+                # now, so no row waits for a reindex because of the LLM.
+                verbatim.append(memory)
+        memories = verbatim
     for start in range(0, len(memories), BATCH_SIZE):
         batch = list(memories[start : start + BATCH_SIZE])
         vectors = store.embed_texts(client, [m.text for m in batch])
