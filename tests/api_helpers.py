@@ -4,7 +4,14 @@ Not a test module; the API test files import it by name (pytest puts tests/ on s
 """
 
 import io
+import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.client import HTTPConnection
+from pathlib import Path
 
 import psycopg
 from django.contrib.auth import get_user_model
@@ -12,6 +19,7 @@ from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
+from ledger_helpers import REPO, karani
 from rest_framework.test import APIClient
 
 from memory.api.permissions import WRITERS_GROUP
@@ -96,3 +104,68 @@ def terminate_backend(pid: int) -> None:
         while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
             assert time.monotonic() < deadline, "the backend did not end"
             time.sleep(0.01)
+
+
+def api_token(username: str, env: dict[str, str], *args: str) -> str:
+    """A token from the real ``karani api-token`` in another process (it commits there)."""
+    proc = karani("api-token", username, "--create-user", *args, cwd=REPO, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def http(
+    port: int, method: str, path: str, token: str | None = None, body: bytes | None = None
+) -> tuple[int, str, bytes]:
+    """(status, content type, body) of one request on a new connection."""
+    headers = {"Authorization": f"Token {token}"} if token else {}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    conn = HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.getheader("Content-Type", ""), response.read()
+    finally:
+        conn.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def gunicorn(env: dict[str, str], log: Path, *, workers: int = 1) -> Iterator[int]:
+    """The deployed server (deploy/gunicorn.conf.py) on a free port, until the block ends."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "-c",
+            "deploy/gunicorn.conf.py",
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),  # a file: a full pipe would stall the server
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if http(port, "GET", "/api/schema/")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert server.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.1)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

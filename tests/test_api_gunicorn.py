@@ -1,0 +1,95 @@
+"""The API as deployed: real gunicorn processes on one ledger, on SQLite and on PostgreSQL.
+
+Throttle counts live in the ledger's database cache, so two servers (two processes, as two
+hosts would be) spend one budget; a token rotated by another process is refused by every
+worker at once; oversized and too-deeply nested bodies are answered in the one JSON shape.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from api_helpers import api_token, gunicorn, http
+from django.conf import settings
+from django.db import connection
+from ledger_helpers import REPO, child_env, children_database_url, karani
+
+RECALL = "/api/memories/recall?q=remote"
+
+
+@pytest.fixture(scope="module")
+def sqlite_ledger(tmp_path_factory) -> str:
+    """A DATABASE_URL for a migrated SQLite ledger file the servers share."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'karani.sqlite3'}"
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"],
+        cwd=REPO,
+        env=child_env(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="karani_site.settings"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return url
+
+
+@pytest.fixture
+def ledger_env(request) -> dict[str, str]:
+    """The environment of servers and commands sharing this test's ledger."""
+    if connection.vendor == "postgresql":
+        request.getfixturevalue("transactional_db")  # children see what is committed
+        url = children_database_url()
+    else:
+        url = request.getfixturevalue("sqlite_ledger")
+    return child_env(
+        DATABASE_URL=url,
+        DJANGO_SETTINGS_MODULE="karani_site.settings",
+        KARANI_API_RECALL_RATE="off",
+        KARANI_MEMORY="basic",
+    )
+
+
+def test_two_servers_spend_one_throttle_budget(ledger_env, tmp_path):
+    env = ledger_env | {"KARANI_API_RECALL_RATE": "6/min"}
+    token = api_token("budget", env)
+    with (
+        gunicorn(env, tmp_path / "a.log") as a,
+        gunicorn(env, tmp_path / "b.log") as b,
+    ):
+        # Alternating: each server answers half, and neither knows the other's requests
+        # unless the counts are shared.
+        answers = [(port, http(port, "GET", RECALL, token)[0]) for port in [a, b] * 6]
+    assert [status for _, status in answers] == [200] * 6 + [429] * 6
+    assert {port for port, status in answers if status == 200} == {a, b}
+
+
+def test_every_worker_refuses_a_token_rotated_by_another_process(ledger_env, tmp_path):
+    token = api_token("carol", ledger_env)
+    with gunicorn(ledger_env, tmp_path / "gunicorn.log", workers=2) as port:
+        assert [http(port, "GET", RECALL, token)[0] for _ in range(20)] == [200] * 20
+        proc = karani("api-token", "carol", "--rotate", cwd=REPO, env=ledger_env)
+        assert proc.returncode == 0, proc.stderr
+        # Refused from the next request on, whichever worker answers.
+        assert [http(port, "GET", RECALL, token)[0] for _ in range(20)] == [401] * 20
+        assert http(port, "GET", RECALL, proc.stdout.strip())[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (json.dumps({"text": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}), 413, None),
+        ("[" * 2000 + "]" * 2000, 400, "parse_error"),
+        ('{"text": "Likes Rust", "kind": "gossip"}', 400, "invalid"),
+    ],
+    ids=["over-the-upload-limit", "nested-2000-deep", "unknown-kind"],
+)
+def test_bad_bodies_get_the_one_json_shape(ledger_env, tmp_path, body, status, code):
+    token = api_token("writer", ledger_env, "--writer")
+    log = tmp_path / "gunicorn.log"
+    with gunicorn(ledger_env, log) as port:
+        answer, content_type, raw = http(port, "POST", "/api/memories", token, body.encode())
+    assert (answer, content_type) == (status, "application/json"), raw[:300]
+    error = json.loads(raw)["error"]
+    assert error["code"] == (code or "request_too_large")
+    assert "Traceback" not in log.read_text()
