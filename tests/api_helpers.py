@@ -106,6 +106,9 @@ def terminate_backend(pid: int) -> None:
             time.sleep(0.01)
 
 
+GUNICORN_CONF = REPO / "deploy" / "gunicorn.conf.py"
+
+
 def api_token(username: str, env: dict[str, str], *args: str) -> str:
     """A token from the real ``karani api-token`` in another process (it commits there)."""
     proc = karani("api-token", username, "--create-user", *args, cwd=REPO, env=env)
@@ -136,14 +139,16 @@ def _free_port() -> int:
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], log: Path, *, workers: int = 1) -> Iterator[int]:
+def gunicorn(
+    env: dict[str, str], log: Path, *, workers: int = 1, config: Path = GUNICORN_CONF
+) -> Iterator[int]:
     """The deployed server (deploy/gunicorn.conf.py) on a free port, until the block ends."""
     port = _free_port()
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
             "-c",
-            "deploy/gunicorn.conf.py",
+            str(config),
             "--workers",
             str(workers),
             "--bind",

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from api_helpers import api_token, gunicorn, http
+from api_helpers import GUNICORN_CONF, api_token, gunicorn, http
 from django.conf import settings
 from django.db import connection
 from ledger_helpers import REPO, child_env, children_database_url, karani
@@ -93,3 +93,29 @@ def test_bad_bodies_get_the_one_json_shape(ledger_env, tmp_path, body, status, c
     error = json.loads(raw)["error"]
     assert error["code"] == (code or "request_too_large")
     assert "Traceback" not in log.read_text()
+
+
+def test_a_500_is_logged_with_its_traceback_and_answered_in_the_one_shape(ledger_env, tmp_path):
+    # Injected fault: the deployed configuration, plus a hook that breaks recall in the
+    # worker once the app is loaded.
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text(
+        f"exec(open({str(GUNICORN_CONF)!r}).read())\n\n"
+        "def post_worker_init(worker):\n"
+        "    from memory import selectors\n\n"
+        "    def broken(**kwargs):\n"
+        "        raise RuntimeError('injected fault')\n\n"
+        "    selectors.recall = broken\n"
+    )
+    token = api_token("reader", ledger_env)
+    log = tmp_path / "gunicorn.log"
+    with gunicorn(ledger_env, log, config=config) as port:
+        status, content_type, raw = http(port, "GET", RECALL, token)
+    assert (status, content_type) == (500, "application/json")
+    assert json.loads(raw)["error"]["code"] == "server_error"
+    assert "injected" not in raw.decode()  # no internals leak to the client
+    text = log.read_text()
+    assert "ERROR django.request: Internal Server Error: /api/memories/recall" in text
+    assert "Traceback (most recent call last)" in text
+    assert "RuntimeError: injected fault" in text
+    assert text.count("Internal Server Error") == 1  # logged once, not again by Django
