@@ -3,11 +3,14 @@
     .venv/bin/python bench/api_bench.py --backend postgres [--size 10000] [--requests 600]
     .venv/bin/python bench/api_bench.py --backend sqlite   [--clients 1,2,8] [--rounds 5]
 
-One run, one ledger (its own database: ``karani_api_bench`` on Postgres, a temp-dir file on
-SQLite, grown through ``services.import_facts`` to ``--size`` of ``ledgergen``'s generated
-facts), one query set (``ledgergen.queries``), a reader's API token.
+    .venv/bin/python bench/api_bench.py --backend postgres --servers gunicorn --throttle
 
-- ``service``: ``memory.services.recall`` called in-process: what recall costs without HTTP.
+One run, one ledger (its own database: ``--database``, default ``karani_api_bench``, on
+Postgres, a temp-dir file of that name on SQLite, grown through ``services.import_facts`` to
+``--size`` of ``ledgergen``'s generated facts), one query set (``ledgergen.queries``), a
+reader's API token.
+
+- ``service``: ``memory.selectors.recall`` called in-process: what recall costs without HTTP.
 - ``API in-process``: the same requests through Django's test client in this process,
   interleaved call by call with the service: DRF and Django's cost without an HTTP server.
 - ``runserver``: karani's ``manage.py runserver --noreload`` (threaded, as developers run
@@ -15,13 +18,10 @@ facts), one query set (``ledgergen.queries``), a reader's API token.
 - ``gunicorn``: ``gunicorn -c deploy/gunicorn.conf.py`` (the production configuration; its
   module says why that worker class and those counts). ``GUNICORN_CMD_ARGS`` overrides it
   for experiments, e.g. ``GUNICORN_CMD_ARGS="--threads 4"`` (gthread).
-- ``granian`` (``--servers granian``; the dev extras install it): Granian's WSGI interface,
-  one worker per core, one blocking thread each. HTTP is parsed and written in Rust and
-  connections stay alive; the comparison shows what gunicorn's own per-request work costs.
 
 Each server is measured at 1, 2 and 8 concurrent clients, and at each level the service is
 measured at the same concurrency in the same run: N client processes, each alternating
-blocks (``--rounds``) of in-process ``services.recall`` calls (its own database connection)
+blocks (``--rounds``) of in-process ``selectors.recall`` calls (its own database connection)
 and API requests for the same queries, so background load on a shared machine hits both
 alike. The overhead column is API p95 minus that service p95 (target: under 3 ms).
 
@@ -30,9 +30,10 @@ socket (TCP_NODELAY) kept alive while the server allows it (a server that answer
 ``Connection: close`` gets a new connection on the next request, inside its timing); each
 request is pre-built bytes sent in one write, the answer read by Content-Length: a client
 that costs microseconds, so it does not steal the server's CPU. Every answer must be a 200
-recall answer, or the run fails. Throttling is off for the servers
-(``KARANI_API_RECALL_RATE=off``), so the bench measures recall and the API, not the limiter
-(with it on, a throttled scope costs one local-memory cache read and write per request).
+recall answer, or the run fails. Throttling is off (``KARANI_API_RECALL_RATE=off``), so the
+bench measures recall and the API, not the limiter; ``--throttle`` turns the recall scope on
+at a rate no run reaches, so each request also reads and writes its count in the database
+cache (``karani_cache``), as a deployed server does.
 """
 
 import argparse
@@ -54,11 +55,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 ROOT = Path(__file__).resolve().parent.parent
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 PG_DB = "karani_api_bench"
-SQLITE_FILE = Path(tempfile.gettempdir()) / "karani-bench" / "api_bench.sqlite3"
+SQLITE_DIR = Path(tempfile.gettempdir()) / "karani-bench"
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 OVERHEAD_TARGET_MS = 3.0
-SERVERS = ("runserver", "gunicorn", "granian")
+SERVERS = ("runserver", "gunicorn")
 WARMUP = 20
+# --throttle: the recall scope counts every request, at a rate no run reaches.
+THROTTLED_RATE = "1000000/min"
 
 
 def _pct(values: list[float], p: int) -> float:
@@ -157,7 +160,7 @@ def _worker(pipe) -> None:
     import django
 
     django.setup()  # DATABASE_URL etc. come from the parent's environment
-    from memory import services
+    from memory import selectors
 
     while True:
         command = pipe.recv()
@@ -167,11 +170,11 @@ def _worker(pipe) -> None:
         times = []
         if kind == "service":
             for query, company, limit in items[:warmup]:
-                services.recall(query=query, company=company, limit=limit)
+                selectors.recall(query=query, company=company, limit=limit)
             start = time.perf_counter()
             for query, company, limit in items:
                 t0 = time.perf_counter()
-                services.recall(query=query, company=company, limit=limit)
+                selectors.recall(query=query, company=company, limit=limit)
                 times.append((time.perf_counter() - t0) * 1000)
             end = time.perf_counter()
             reconnects = 0
@@ -277,27 +280,6 @@ def _server_cmd(kind: str, port: int) -> list[str]:
             "--noreload",
             "--skip-checks",
         ]
-    if kind == "granian":
-        # Granian: HTTP in Rust (keep-alive, HTTP/1.1 parsing, socket I/O outside the GIL),
-        # the WSGI app on one blocking thread per worker process; one worker per core.
-        return [
-            str(bindir / "granian"),
-            "--interface",
-            "wsgi",
-            "--workers",
-            str(os.cpu_count()),
-            "--blocking-threads",
-            "1",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--working-dir",
-            str(ROOT),
-            "karani_site.wsgi:application",
-        ]
     return [
         str(bindir / "gunicorn"),
         "-c",
@@ -335,7 +317,6 @@ def start_server(kind: str, token: str, probe: str) -> tuple[subprocess.Popen, i
     env = dict(os.environ)
     env.update(
         {
-            "KARANI_API_RECALL_RATE": "off",
             "KARANI_DEBUG": "false",
             "DJANGO_SETTINGS_MODULE": "karani_site.settings",
         }
@@ -380,21 +361,22 @@ def stop_server(proc: subprocess.Popen) -> None:
 # --- ledger --------------------------------------------------------------------------------
 
 
-def setup_database(backend: str) -> None:
+def setup_database(backend: str, name: str = PG_DB, throttle: bool = False) -> None:
     """Point Django at this bench's own database (never a real ledger) and migrate it."""
     if backend == "postgres":
         import psycopg
 
         with psycopg.connect(f"{PG_BASE}/postgres", autocommit=True) as conn:
-            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [PG_DB]).fetchone():
-                conn.execute(f'CREATE DATABASE "{PG_DB}"')
-        os.environ["DATABASE_URL"] = f"{PG_BASE}/{PG_DB}"
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+                conn.execute(f'CREATE DATABASE "{name}"')
+        os.environ["DATABASE_URL"] = f"{PG_BASE}/{name}"
     else:
-        SQLITE_FILE.parent.mkdir(parents=True, exist_ok=True)
-        os.environ["DATABASE_URL"] = f"sqlite:///{SQLITE_FILE}"
+        SQLITE_DIR.mkdir(parents=True, exist_ok=True)
+        os.environ["DATABASE_URL"] = f"sqlite:///{SQLITE_DIR / name}.sqlite3"
     os.environ["DJANGO_SETTINGS_MODULE"] = "karani_site.settings"
     os.environ.setdefault("KARANI_MEMORY", "basic")
-    os.environ["KARANI_API_RECALL_RATE"] = "off"  # for the in-process API row too
+    # The servers and the in-process API row alike (children inherit the environment).
+    os.environ["KARANI_API_RECALL_RATE"] = THROTTLED_RATE if throttle else "off"
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -422,13 +404,9 @@ def grow_to(size: int, *, log) -> None:
         log(f"  chunk {n}: {report.created:,} created in {time.perf_counter() - t0:.1f}s")
     from django.db import connection
 
-    # Fresh statistics, or the planner may pick a scan for the token-index queries.
+    # Fresh statistics, or the planner may pick a scan for recall's queries.
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("ANALYZE memories")
-            cursor.execute("ANALYZE memory_term_bitmaps")
-        else:
-            cursor.execute("ANALYZE")
+        cursor.execute("ANALYZE")
 
 
 # --- main ----------------------------------------------------------------------------------
@@ -446,6 +424,10 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=4, help="service/API blocks per level")
     parser.add_argument("--limit", type=int, default=5)
+    parser.add_argument("--database", default=PG_DB, help="the bench's own database name")
+    parser.add_argument(
+        "--throttle", action="store_true", help="count recall requests in the shared cache"
+    )
     args = parser.parse_args()
     levels = [int(c) for c in args.clients.split(",")]
     servers = [s for s in args.servers.split(",") if s]
@@ -457,7 +439,7 @@ def main() -> None:
     from rich.table import Table
 
     console = Console()
-    setup_database(args.backend)
+    setup_database(args.backend, args.database, args.throttle)
     console.log(f"{args.backend}: growing the ledger to {args.size:,} facts")
     grow_to(args.size, log=console.log)
 
@@ -466,7 +448,7 @@ def main() -> None:
     from django.db import connections
     from django.test import Client
 
-    from memory import services
+    from memory import selectors
 
     out = StringIO()
     call_command("api-token", "api-bench", "--create-user", stdout=out)
@@ -480,7 +462,7 @@ def main() -> None:
 
     def service_call(i: int) -> None:
         q = queries[i]
-        services.recall(query=q.query, company=q.company, limit=args.limit)
+        selectors.recall(query=q.query, company=q.company, limit=args.limit)
 
     def client_call(i: int) -> None:
         response = client.get(paths[i])
@@ -503,8 +485,6 @@ def main() -> None:
         configs["runserver"] = "threaded, one process, a thread per connection"
     if "gunicorn" in servers:
         configs["gunicorn"] = gunicorn_config()
-    if "granian" in servers:
-        configs["granian"] = f"WSGI, {os.cpu_count()} workers x 1 blocking thread, keep-alive"
     results: list[tuple[str, int, dict]] = []
     loads = []
     for kind in servers:
@@ -523,7 +503,8 @@ def main() -> None:
     load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else f"{os.getloadavg()[0]:.1f}"
     table = Table(
         title=f"recall through the API vs in-process, {args.backend}, {args.size:,} facts, "
-        f"limit {args.limit}; load average {load} on {os.cpu_count()} cores",
+        f"limit {args.limit}, throttle {'on' if args.throttle else 'off'}; "
+        f"load average {load} on {os.cpu_count()} cores",
         title_justify="left",
     )
     for col in ("path", "clients", "requests", "req/s", "p50 ms", "p95 ms"):

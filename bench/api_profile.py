@@ -6,7 +6,7 @@ Runs in one process what a gunicorn sync worker runs per request, without the so
 WSGI environ as gunicorn builds it (method, path, query string, Host, Authorization,
 wsgi.input), ``karani_site.wsgi.application`` with the real middleware stack, a real API
 token, the bench ledger of bench/api_bench.py (``karani_api_bench`` on Postgres). The same
-queries also go straight to ``services.recall``; requests and service calls are
+queries also go straight to ``selectors.recall``; requests and service calls are
 interleaved, so the difference in CPU time (``time.process_time``: this process only, not
 PostgreSQL's) is what Django and DRF add to one recall. ``--canned`` measures that part
 alone and more steadily: every request gets one precomputed recall answer, so all that is
@@ -107,7 +107,7 @@ def _setup(backend: str) -> None:
     if backend == "postgres":
         os.environ["DATABASE_URL"] = f"{api_bench.PG_BASE}/{api_bench.PG_DB}"
     else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{api_bench.SQLITE_FILE}"
+        os.environ["DATABASE_URL"] = f"sqlite:///{api_bench.SQLITE_DIR / api_bench.PG_DB}.sqlite3"
     os.environ["DJANGO_SETTINGS_MODULE"] = "karani_site.settings"
     os.environ.setdefault("KARANI_MEMORY", "basic")
     os.environ["KARANI_API_RECALL_RATE"] = "off"  # as the bench's servers run
@@ -140,7 +140,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from karani_site.wsgi import application
-    from memory import services
+    from memory import selectors
 
     out = io.StringIO()
     call_command("api-token", "api-bench", "--create-user", stdout=out)
@@ -149,13 +149,13 @@ def main() -> None:
     paths = [api_bench._path(q, args.limit) for q in queries]
 
     for i in range(50):
-        services.recall(query=queries[i].query, company=queries[i].company, limit=args.limit)
+        selectors.recall(query=queries[i].query, company=queries[i].company, limit=args.limit)
         _call(application, _environ(paths[i], token))
 
     api_cpu, service_cpu, api_wall = [], [], []
     for i, q in enumerate(queries):
         c0 = time.process_time()
-        services.recall(query=q.query, company=q.company, limit=args.limit)
+        selectors.recall(query=q.query, company=q.company, limit=args.limit)
         c1 = time.process_time()
         w = time.perf_counter()
         _call(application, _environ(paths[i], token))
@@ -199,11 +199,11 @@ def main() -> None:
 
 def _canned(application, token: str, paths: list[str], query, limit: int) -> None:
     """CPU of the WSGI path when recall costs nothing: one precomputed answer for all."""
-    from memory import services
+    from memory import selectors
 
-    answer = services.recall(query=query.query, company=query.company, limit=limit)
-    real = services.recall
-    services.recall = lambda **kwargs: answer
+    answer = selectors.recall(query=query.query, company=query.company, limit=limit)
+    real = selectors.recall
+    selectors.recall = lambda **kwargs: answer
     try:
         times = []
         for _round in range(5):
@@ -214,7 +214,7 @@ def _canned(application, token: str, paths: list[str], query, limit: int) -> Non
                 _call(application, _environ(path, token))
             times.append((time.process_time() - c0) / len(paths))
     finally:
-        services.recall = real
+        selectors.recall = real
     print(
         f"API alone (recall answered from memory), CPU per request, 5 rounds of "
         f"{len(paths)}: median {statistics.median(times) * 1000:.3f} ms, "
