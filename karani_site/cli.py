@@ -61,6 +61,7 @@ def _print_help() -> None:
 
 def run(argv: list[str]) -> None:
     """Run a management command line; ``argv[0]`` is the program name shown in messages."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import ManagementUtility, get_commands

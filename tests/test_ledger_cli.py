@@ -96,13 +96,15 @@ def test_it_prints_a_readable_recall_table(ledger):
     out = ok(ledger, "recall", "zürich")
     assert "recall · mode basic" in out
     assert "Zürich office has a rooftop" in out
-    assert ok(ledger, "recall", "nothing-like-this").rstrip().endswith("no matching facts")
+    assert ok(ledger, "recall", "zeppelins").rstrip().endswith("no matching facts")
 
 
 def test_it_forgets_and_corrects(ledger):
     ok_json(ledger, "remember", "Prefers remote")
     ok_json(ledger, "remember", "Dislikes long loops")
-    assert ok(ledger, "correct", "1", "Prefers hybrid", "--reason", "changed") == "3\n"
+    assert ok(ledger, "correct", "1", "Prefers hybrid", "--reason", "changed") == (
+        "corrected fact 1: fact 3 supersedes it\n"
+    )
     assert ok(ledger, "forget", "2", "--reason", "not true") == "forgot fact 2\n"
     body = ok_json(ledger, "recall", "prefers loops hybrid remote", "--limit", "100")
     assert [r["id"] for r in body["results"]] == [3]
@@ -127,15 +129,21 @@ def test_it_imports_a_file_reporting_rejects_without_stopping(ledger, tmp_path):
     )
     cwd, env = ledger
     proc = karani("import", str(path), cwd=cwd, env=env)
-    assert proc.returncode == 0
+    # The report is printed and the good lines are in, but a script must notice the rejects.
+    assert proc.returncode == 1
     assert proc.stdout == "created 2, touched 1, rejected 3\n"
-    assert [line.split(":")[0] for line in proc.stderr.splitlines()] == [
+    assert proc.stderr.splitlines()[-1] == (
+        "CommandError: 3 lines rejected, the rest imported "
+        "(--allow-partial accepts a partial import)"
+    )
+    assert [line.split(":")[0] for line in proc.stderr.splitlines()[:-1]] == [
         "line 2",
         "line 3",
         "line 4",
     ]
     assert "Secret Keyword" in proc.stderr
-    assert ok_json(ledger, "import", str(path))["touched"] == 3
+    again = ok_json(ledger, "import", str(path), "--allow-partial")
+    assert (again["touched"], again["rejected"]) == (3, 3)
 
 
 def _build_history(ledger, tmp_path) -> None:

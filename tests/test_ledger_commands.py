@@ -10,8 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from ledger_helpers import counts
 
-from memory import services
+from memory import selectors, services
 from memory.models import Memory
+from memory.transfer import EXPORT_FIELDS
 
 pytestmark = pytest.mark.django_db
 
@@ -173,10 +174,10 @@ def test_forget_refuses_unknown_deleted_and_reasonless_facts(small_ledger):
     assert "positive whole number" in refused("forget", "0", "--reason", "r")
 
 
-def test_correct_prints_the_new_id(small_ledger):
+def test_correct_says_which_fact_supersedes_which(small_ledger):
     out, _ = run("correct", str(small_ledger["acme"]), "Acme pays at market", "--reason", "fixed")
     new = Memory.objects.get(supersedes_id=small_ledger["acme"])
-    assert out == f"{new.pk}\n"
+    assert out == f"corrected fact {small_ledger['acme']}: fact {new.pk} supersedes it\n"
     assert new.text == "Acme pays at market" and new.company == "Acme"
     again = run_json("correct", str(new.pk), "Acme pays below market", "--reason", "again")
     assert again == {"id": again["id"], "supersedes": new.pk}
@@ -228,7 +229,7 @@ def test_import_reports_created_touched_and_rejected_lines_and_keeps_going(jsonl
             {"text": "Got an offer", "kind": "outcome", "created_at": "2026-01-02T03:04:05Z"},
         ]
     )
-    out, err = run("import", str(path))
+    out, err = run("import", str(path), "--allow-partial")
     assert out == "created 2, touched 2, rejected 4\n"
     assert err.splitlines() == [
         "line 2: not valid JSON (Expecting property name enclosed in double quotes)",
@@ -246,7 +247,7 @@ def test_import_reports_created_touched_and_rejected_lines_and_keeps_going(jsonl
 
 def test_import_prints_json_with_every_reject(jsonl):
     path = jsonl([{"text": "ok"}, "[1, 2]", {"text": ""}])
-    assert run_json("import", str(path)) == {
+    assert run_json("import", str(path), "--allow-partial") == {
         "created": 1,
         "touched": 0,
         "rejected": 2,
@@ -255,6 +256,19 @@ def test_import_prints_json_with_every_reject(jsonl):
             {"line": 3, "error": "text is empty"},
         ],
     }
+
+
+def test_import_fails_when_lines_were_rejected_after_printing_the_report(jsonl):
+    path = jsonl([{"text": "Good line"}, "{broken", {"text": "Another good line"}])
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("import", str(path), stdout=out, stderr=err)
+    assert str(caught.value) == (
+        "1 line rejected, the rest imported (--allow-partial accepts a partial import)"
+    )
+    assert out.getvalue() == "created 2, touched 0, rejected 1\n"
+    assert err.getvalue().startswith("line 2: not valid JSON")
+    assert Memory.objects.count() == 2
 
 
 def test_import_accepts_a_utf8_bom_on_the_first_line(tmp_path):
@@ -280,7 +294,7 @@ def test_export_writes_every_row_deleted_ones_included(small_ledger):
     assert by_id[small_ledger["acme"]]["delete_reason"] == "gone"
     assert by_id[small_ledger["acme"]]["deleted_at"] is not None
     assert by_id[new.pk]["supersedes"] == small_ledger["global"]
-    assert set(by_id[new.pk]) == set(services.EXPORT_FIELDS)
+    assert set(by_id[new.pk]) == set(EXPORT_FIELDS)
 
 
 def test_export_writes_to_a_file(small_ledger, tmp_path):
@@ -417,5 +431,5 @@ def test_restore_loads_naive_timestamps_as_utc(jsonl):
     assert restored.created_at.isoformat() == "2026-01-01T00:00:00+00:00"
     assert restored.seen_count == 3
     # Restored facts are recallable and new ids continue after the restored ones.
-    assert [r.id for r in services.recall(query="naive").results] == [5]
+    assert [r.id for r in selectors.recall(query="naive").results] == [5]
     assert services.remember(text="After restore").id > 5

@@ -67,8 +67,9 @@ class Command(KaraniCommand):
                 self.stderr.write(f"line {line_no}: {error}")
         if report.rejected and not opts["allow_partial"]:
             # A script that imports and moves on must notice; the good lines are in already.
+            count = len(report.rejected)
             raise CommandError(
-                f"{len(report.rejected)} lines rejected, the rest imported "
+                f"{count} line{'s' if count != 1 else ''} rejected, the rest imported "
                 "(--allow-partial accepts a partial import)"
             )
 
