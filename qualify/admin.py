@@ -10,8 +10,16 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.safestring import mark_safe
 
-from qualify import funnel
-from qualify.models import Company, FunnelReport, Outcome, Posting, Profile, Qualification
+from qualify import funnel, funnel_chart
+from qualify.models import (
+    Company,
+    FunnelReport,
+    Outcome,
+    Posting,
+    Profile,
+    Qualification,
+    ReplayAnswer,
+)
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -90,14 +98,32 @@ class QualificationAdmin(ReadOnlyEventAdmin):
         "fit_score",
         "prompt_version",
         "mode",
+        "arm",
         "fact_count",
         "latency_ms",
         "error",
         "created_at",
     )
-    list_filter = ("verdict", "prompt_version", "mode")
+    list_filter = ("verdict", "prompt_version", "mode", "arm")
     list_select_related = ("posting__company",)
     search_fields = ("posting__title", "posting__company__name")
+    # The model's own words stay here, for audit; memory only gets the structured verdict.
+    fields = (
+        "posting",
+        "verdict",
+        "fit_score",
+        "reasons",
+        "criteria",
+        "prompt_version",
+        "mode",
+        "arm",
+        "fact_ids",
+        "model_name",
+        "latency_ms",
+        "error",
+        "created_at",
+        "deleted_at",
+    )
 
 
 @admin.register(Outcome)
@@ -105,6 +131,25 @@ class OutcomeAdmin(ReadOnlyEventAdmin):
     list_display = ("id", "posting", "stage", "occurred_at", "note", "qualification")
     list_filter = ("stage",)
     list_select_related = ("posting__company",)
+
+
+@admin.register(ReplayAnswer)
+class ReplayAnswerAdmin(ReadOnlyEventAdmin):
+    """`karani replay`'s evaluation records: never part of the live ledger."""
+
+    list_display = (
+        "id",
+        "run",
+        "posting",
+        "prompt_version",
+        "verdict",
+        "fit_score",
+        "progressed",
+        "error",
+        "memory_error",
+    )
+    list_filter = ("prompt_version", "verdict", "progressed")
+    list_select_related = ("run", "posting__company")
 
 
 @admin.register(FunnelReport)
@@ -117,8 +162,8 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        rows = funnel.compute()
-        svg = funnel.render_chart(rows, fmt="svg").decode("utf-8")
+        result = funnel.compute()
+        svg = funnel_chart.render(result, fmt="svg").decode("utf-8")
         # Drop the XML prolog/doctype so the SVG can sit inline in the page.
         svg = svg[svg.index("<svg") :]
         context = {
@@ -142,8 +187,11 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
                         for i, s in enumerate(funnel.STEPS)
                     ],
                 }
-                for r in rows
+                for r in result.versions
             ],
+            "arms": result.arms,
+            "arm_steps": [s.to_dict() for s in result.arms.steps],
+            "min_sample": funnel.MIN_SAMPLE,
         }
         return TemplateResponse(request, "admin/qualify/funnel.html", context)
 

@@ -10,6 +10,7 @@ error and the qualification carries on.
 import json
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from qualify import context, llm, prompts
@@ -52,9 +53,10 @@ class AgentRun:
 class _Recall:
     """The tool's implementation, holding the per-qualification budget."""
 
-    def __init__(self, posting: Posting, cap: int) -> None:
+    def __init__(self, posting: Posting, cap: int, before: datetime | None = None) -> None:
         self.posting = posting
         self.cap = cap
+        self.before = before
         self.seen: dict[int, context.ContextFact] = {}
         self.errors: list[str] = []
 
@@ -76,7 +78,10 @@ class _Recall:
             # Ask for the whole cap: after dropping facts already seen, `remaining` new ones
             # can still be found.
             found = context.recall_facts(
-                self.posting, query=query.strip()[: context.MAX_QUERY_CHARS], limit=self.cap
+                self.posting,
+                query=query.strip()[: context.MAX_QUERY_CHARS],
+                limit=self.cap,
+                before=self.before,
             )
         except Exception as exc:  # memory outage: the tool says so, the decision goes on
             reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
@@ -92,13 +97,20 @@ class _Recall:
         }
 
 
-def run(client: llm.ChatClient, messages: list[dict[str, Any]], posting: Posting) -> AgentRun:
+def run(
+    client: llm.ChatClient,
+    messages: list[dict[str, Any]],
+    posting: Posting,
+    *,
+    before: datetime | None = None,
+) -> AgentRun:
     """The tool loop, then the verdict (retried once if invalid).
 
     Endpoint and output failures come back as ``error`` with the facts already seen, so the
-    recorded qualification still says what the model was shown.
+    recorded qualification still says what the model was shown. ``before``: see
+    ``context.recall_facts``.
     """
-    recall = _Recall(posting, context.fact_cap())
+    recall = _Recall(posting, context.fact_cap(), before)
     try:
         criteria, rounds = _loop(client, messages, recall)
     except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:

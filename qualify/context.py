@@ -1,18 +1,20 @@
 """Working context at decision time: recalled facts and few-shot examples for one posting.
 
-Facts come from ``memory.services.recall`` only. A memory outage must never kill a batch,
+Facts come from ``memory.selectors.recall`` only. A memory outage must never kill a batch,
 so every recall failure degrades to an empty block (the decision is then recorded with no
 facts) and is logged once per posting.
 """
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
-from memory import services as memory
+from memory import modes, selectors
+from memory.text import company_key
 from qualify.models import MAX_FACTS_PER_DECISION, Outcome, Posting, Qualification
 
 log = logging.getLogger("karani.qualify")
@@ -20,6 +22,8 @@ log = logging.getLogger("karani.qualify")
 MAX_QUERY_CHARS = 500
 FEW_SHOT_EXAMPLES = 3
 FEW_SHOT_CANDIDATES = 50  # newest verdicts-with-outcomes looked at when choosing examples
+# Recalling "as of" a past moment drops newer facts after ranking, so it asks for more.
+AS_OF_OVERFETCH = 4
 PROGRESS = ("applied", "screen", "interview", "offer")
 
 
@@ -37,7 +41,7 @@ def fact_cap() -> int:
 
 
 def memory_enabled() -> bool:
-    return settings.KARANI_MEMORY != "off"
+    return modes.current() != modes.OFF
 
 
 def recall_query(posting: Posting) -> str:
@@ -45,16 +49,21 @@ def recall_query(posting: Posting) -> str:
     return " ".join(" ".join(p.split()) for p in parts if p)[:MAX_QUERY_CHARS]
 
 
-def recall_facts(posting: Posting, *, query: str, limit: int) -> list[ContextFact]:
-    """Facts for the posting's company (plus global ones). May raise: callers decide."""
-    result = memory.recall(query=query, company=posting.company.name, limit=limit)
-    # The service already scopes; checking again (with the service's own normalisation of
-    # company names) keeps another company's facts out of a prompt even if an index backend
-    # ever misapplies its filter.
-    own = memory.clean_company(posting.company.name)[1]
+def recall_facts(
+    posting: Posting, *, query: str, limit: int, before: datetime | None = None
+) -> list[ContextFact]:
+    """Facts for the posting's company (plus global ones), written before ``before`` when
+    given. May raise: callers decide."""
+    asked = limit if before is None else limit * AS_OF_OVERFETCH
+    result = selectors.recall(query=query, company=posting.company.name, limit=asked)
+    # The selector already scopes; checking again (with memory's own company key) keeps
+    # another company's facts out of a prompt even if an index backend ever misapplies it.
+    own = company_key(posting.company.name)
     facts = []
     for f in result.results:
-        if f.company is not None and memory.clean_company(f.company)[1] != own:
+        if f.company is not None and company_key(f.company) != own:
+            continue
+        if before is not None and f.created_at >= before:
             continue
         facts.append(ContextFact(id=f.id, text=f.text, kind=f.kind, company=f.company))
     return facts[:limit]
@@ -66,12 +75,12 @@ class WorkingFacts:
     error: str | None  # why the block is empty when memory failed
 
 
-def working_facts(posting: Posting) -> WorkingFacts:
+def working_facts(posting: Posting, *, before: datetime | None = None) -> WorkingFacts:
     """The memory block's facts; never raises (empty block on any failure)."""
     if not memory_enabled():
         return WorkingFacts(facts=[], error=None)
     try:
-        facts = recall_facts(posting, query=recall_query(posting), limit=fact_cap())
+        facts = recall_facts(posting, query=recall_query(posting), limit=fact_cap(), before=before)
     except Exception as exc:  # any failure at all: the invariant is "the batch goes on"
         reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
         log.warning("recall failed for posting %s; empty memory block (%s)", posting.pk, reason)
@@ -120,12 +129,16 @@ class FewShotPool:
         return cls(candidates=[(q, stages[q.pk]) for q in rows])
 
     def examples_for(
-        self, posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES
+        self, posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES, before: datetime | None = None
     ) -> list[dict[str, Any]]:
         """Same role category first, then the rest, newest first within each; other
-        postings only."""
+        postings only, decided before ``before`` when given."""
         category = posting.role_category.casefold()
-        others = [(q, s) for q, s in self.candidates if q.posting_id != posting.pk]
+        others = [
+            (q, s)
+            for q, s in self.candidates
+            if q.posting_id != posting.pk and (before is None or q.created_at < before)
+        ]
         # sorted() is stable: within each group the newest-first order is kept.
         others.sort(key=lambda pair: pair[0].posting.role_category.casefold() != category)
         return [_example(q, s) for q, s in others[:limit]]

@@ -1,33 +1,54 @@
-"""The funnel: per prompt version, how qualified postings convert, and how many decisions
-had memory facts.
+"""The funnel: per prompt version, how qualified postings convert; and the holdout
+comparison: the memory arm against the holdout arm over the same randomised decisions.
 
 A qualified posting "reached" a stage when it has a live outcome at that stage or a later
 one (applied < screen < interview < offer), so an interview recorded without its screen
 still counts as a screen. ``rejected`` and ``withdrawn`` end a posting's progress; they are
 not steps. Outcomes count for the verdict that was live when they were recorded.
+
+Only decisions with ``arm`` memory or holdout were randomised, and both arms were assigned
+side by side, so the comparison is over the same period by construction.
 """
 
-import io
 import itertools
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Min, Q
 
-from qualify.models import Outcome, Qualification, Verdict
+from qualify import holdout, stats
+from qualify.models import Arm, Outcome, Qualification, Verdict
 
 STEPS = ("qualified", "applied", "screen", "interview", "offer")
 PROGRESS = STEPS[1:]
+# Per arm, in the step's denominator: below this a rate's interval is too wide to act on.
+MIN_SAMPLE = 30
+NOT_ENOUGH = "not enough data yet"
 
 
 @dataclass
-class VersionFunnel:
-    prompt_version: str
-    decisions: int  # verdicts (qualified + rejected)
-    with_memory_facts: int  # verdicts whose prompt carried at least one memory fact
-    errors: int
-    counts: dict[str, int]
+class Tally:
+    decisions: int = 0  # verdicts (qualified + rejected)
+    with_memory_facts: int = 0  # verdicts whose prompt carried at least one memory fact
+    errors: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STEPS, 0))
+
+    def add(self, other: "Tally") -> None:
+        self.decisions += other.decisions
+        self.with_memory_facts += other.with_memory_facts
+        self.errors += other.errors
+        for step in STEPS:
+            self.counts[step] += other.counts[step]
+
+    def base(self, step: str) -> int:
+        """The denominator of a step's rate: decisions for "qualified", else the step before."""
+        return self.decisions if step == "qualified" else self.counts[STEPS[STEPS.index(step) - 1]]
+
+
+@dataclass
+class VersionFunnel(Tally):
+    prompt_version: str = ""
 
     @property
     def rates(self) -> dict[str, float | None]:
@@ -49,88 +70,140 @@ class VersionFunnel:
         }
 
 
-def compute() -> list[VersionFunnel]:
-    """One row per prompt version that has recorded anything, by version name."""
-    rows: dict[str, VersionFunnel] = {}
+@dataclass(frozen=True)
+class StepComparison:
+    step: str
+    memory: stats.Interval | None  # the step's rate in each arm, with its Wilson interval
+    holdout: stats.Interval | None
+    memory_n: int
+    holdout_n: int
+    difference: stats.Interval | None  # memory minus holdout, Newcombe's interval
+    conclusion: str
+
+    def to_dict(self) -> dict[str, Any]:
+        def rate(interval: stats.Interval | None, n: int) -> dict[str, Any]:
+            return {"n": n, **(interval.to_dict() if interval else {"estimate": None})}
+
+        return {
+            "step": self.step,
+            "over": "decisions" if self.step == "qualified" else STEPS[STEPS.index(self.step) - 1],
+            "memory": rate(self.memory, self.memory_n),
+            "holdout": rate(self.holdout, self.holdout_n),
+            "difference": self.difference.to_dict() if self.difference else None,
+            "conclusion": self.conclusion,
+        }
+
+
+def compare_step(step: str, memory: Tally, held: Tally) -> StepComparison:
+    m_n, h_n = memory.base(step), held.base(step)
+    m_rate = stats.wilson(memory.counts[step], m_n)
+    h_rate = stats.wilson(held.counts[step], h_n)
+    diff = stats.newcombe(memory.counts[step], m_n, held.counts[step], h_n)
+    if min(m_n, h_n) < MIN_SAMPLE or diff is None:
+        conclusion = f"{NOT_ENOUGH} (need {MIN_SAMPLE} per arm; have {m_n} and {h_n})"
+    elif diff.low > 0:
+        conclusion = "higher with memory"
+    elif diff.high < 0:
+        conclusion = "lower with memory"
+    else:
+        conclusion = "no clear difference"
+    return StepComparison(step, m_rate, h_rate, m_n, h_n, diff, conclusion)
+
+
+@dataclass
+class ArmComparison:
+    memory: Tally
+    holdout: Tally
+    first: datetime | None  # the randomised decisions' period
+    last: datetime | None
+
+    @property
+    def steps(self) -> list[StepComparison]:
+        return [compare_step(step, self.memory, self.holdout) for step in STEPS]
+
+    @property
+    def status(self) -> str:
+        if not (self.memory.decisions or self.holdout.decisions):
+            return "off"  # no randomised decisions at all
+        if min(self.memory.decisions, self.holdout.decisions) < MIN_SAMPLE:
+            return NOT_ENOUGH
+        return "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "holdout_fraction": holdout.fraction(),
+            "min_sample_per_arm": MIN_SAMPLE,
+            "period": {
+                "from": self.first.isoformat() if self.first else None,
+                "to": self.last.isoformat() if self.last else None,
+            },
+            "memory": {"decisions": self.memory.decisions, "counts": dict(self.memory.counts)},
+            "holdout": {"decisions": self.holdout.decisions, "counts": dict(self.holdout.counts)},
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+
+@dataclass
+class Funnel:
+    versions: list[VersionFunnel]
+    arms: ArmComparison
+
+
+def compute() -> Funnel:
+    """Two grouped queries: decisions per (version, arm), then steps reached per the same."""
+    cells: dict[tuple[str, str], Tally] = {}
+    first = last = None
     for r in (
-        Qualification.objects.values("prompt_version")
+        Qualification.objects.values("prompt_version", "arm")
         .annotate(
             decisions=Count("id", filter=Q(verdict__isnull=False)),
             qualified=Count("id", filter=Q(verdict=Verdict.QUALIFIED)),
             with_memory=Count("id", filter=Q(verdict__isnull=False, fact_count__gt=0)),
             errors=Count("id", filter=Q(verdict__isnull=True)),
+            first=Min("created_at", filter=Q(verdict__isnull=False)),
+            last=Max("created_at", filter=Q(verdict__isnull=False)),
         )
-        .order_by("prompt_version")
+        .order_by()
     ):
-        counts = dict.fromkeys(STEPS, 0)
-        counts["qualified"] = r["qualified"]
-        rows[r["prompt_version"]] = VersionFunnel(
-            prompt_version=r["prompt_version"],
-            decisions=r["decisions"],
-            with_memory_facts=r["with_memory"],
-            errors=r["errors"],
-            counts=counts,
+        tally = Tally(decisions=r["decisions"], with_memory_facts=r["with_memory"])
+        tally.errors = r["errors"]
+        tally.counts["qualified"] = r["qualified"]
+        cells[(r["prompt_version"], r["arm"])] = tally
+        if r["arm"] != Arm.NONE and r["first"] is not None:
+            first = min(first, r["first"]) if first else r["first"]
+            last = max(last, r["last"]) if last else r["last"]
+    reached = {
+        step: Count("qualification", distinct=True, filter=Q(stage__in=PROGRESS[i:]))
+        for i, step in enumerate(PROGRESS)
+    }
+    for r in (
+        Outcome.objects.filter(
+            qualification__verdict=Verdict.QUALIFIED, qualification__deleted_at__isnull=True
         )
-    live_qualified = Outcome.objects.filter(
-        qualification__verdict=Verdict.QUALIFIED, qualification__deleted_at__isnull=True
+        .values("qualification__prompt_version", "qualification__arm")
+        .annotate(**reached)
+        .order_by()
+    ):
+        tally = cells[(r["qualification__prompt_version"], r["qualification__arm"])]
+        for step in PROGRESS:
+            tally.counts[step] = r[step]
+
+    versions: dict[str, VersionFunnel] = {}
+    arms = {Arm.MEMORY: Tally(), Arm.HOLDOUT: Tally()}
+    for (version, arm), tally in sorted(cells.items()):
+        versions.setdefault(version, VersionFunnel(prompt_version=version)).add(tally)
+        if arm in arms:
+            arms[arm].add(tally)
+    return Funnel(
+        versions=list(versions.values()),
+        arms=ArmComparison(arms[Arm.MEMORY], arms[Arm.HOLDOUT], first, last),
     )
-    for i, step in enumerate(PROGRESS):
-        reached = (
-            live_qualified.filter(stage__in=PROGRESS[i:])
-            .values("qualification__prompt_version")
-            .annotate(n=Count("qualification", distinct=True))
-            .order_by()
-        )
-        for r in reached:
-            rows[r["qualification__prompt_version"]].counts[step] = r["n"]
-    return list(rows.values())
 
 
-def to_dict(rows: list[VersionFunnel]) -> dict[str, Any]:
-    return {"steps": list(STEPS), "versions": [r.to_dict() for r in rows]}
-
-
-CHART_FORMATS = {".png": "png", ".svg": "svg"}
-
-
-def render_chart(rows: list[VersionFunnel], *, fmt: str) -> bytes:
-    """Grouped bars: one group per step, one bar per prompt version, rates on top."""
-    # The Figure API on an explicit Agg canvas, no pyplot: no global state, no GUI backend,
-    # safe in a web request and in a headless command.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(8, 4.2), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    width = 0.8 / max(1, len(rows))
-    for i, row in enumerate(rows):
-        xs = [s + (i - (len(rows) - 1) / 2) * width for s in range(len(STEPS))]
-        values = [row.counts[s] for s in STEPS]
-        label = f"{row.prompt_version} ({row.with_memory_facts}/{row.decisions} with memory)"
-        bars = ax.bar(xs, values, width=width, label=label)
-        rates = [None, *row.rates.values()]
-        labels = [
-            str(v) if r is None else f"{v}\n{r:.0%}" for v, r in zip(values, rates, strict=True)
-        ]
-        ax.bar_label(bars, labels=labels, fontsize=7, padding=2)
-    ax.set_xticks(range(len(STEPS)), list(STEPS))
-    ax.set_ylabel("postings")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_title("Qualify funnel by prompt version (step conversion in %)")
-    ax.margins(y=0.25)
-    if rows:
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no qualifications yet", ha="center", transform=ax.transAxes)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt)
-    return buffer.getvalue()
-
-
-def write_chart(rows: list[VersionFunnel], path: Path) -> None:
-    fmt = CHART_FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"chart file must end in .png or .svg, not {path.name!r}")
-    path.write_bytes(render_chart(rows, fmt=fmt))
+def to_dict(result: Funnel) -> dict[str, Any]:
+    return {
+        "steps": list(STEPS),
+        "versions": [r.to_dict() for r in result.versions],
+        "arms": result.arms.to_dict(),
+    }

@@ -2,7 +2,9 @@
 
 Nothing here is ever hard-deleted: rows carry ``deleted_at`` and the default manager
 (``objects``) shows live rows only, like the memories table. Qualifications and outcomes are
-events, written once by ``qualify.services`` and read-only everywhere else.
+events, written once by ``qualify.services`` and read-only everywhere else. Replay's
+evaluation records (``ReplayRun``, ``ReplayAnswer``) are apart from the live ledger: nothing
+reads them when qualifying.
 """
 
 from django.db import models
@@ -11,6 +13,7 @@ from django.utils import timezone
 
 from memory.softdelete import LiveManager, SoftDeleteQuerySet
 from memory.softdelete import SoftDeleteModel as BaseSoftDeleteModel
+from memory.text import collapse, company_key
 
 MAX_FACTS_PER_DECISION = 10
 
@@ -23,6 +26,15 @@ class Verdict(models.TextChoices):
 class Mode(models.TextChoices):
     SINGLE = "single"
     AGENT = "agent"
+
+
+class Arm(models.TextChoices):
+    """Which side of the randomised holdout a decision fell on (qualify.holdout)."""
+
+    MEMORY = "memory"
+    HOLDOUT = "holdout"
+    # Not randomised: the holdout was off (fraction 0), memory was off, or the row predates it.
+    NONE = "none"
 
 
 class Remote(models.TextChoices):
@@ -81,13 +93,9 @@ class Company(SoftDeleteModel):
         return self.name
 
     def save(self, *args, **kwargs) -> None:
-        self.name = " ".join(self.name.split())
+        self.name = collapse(self.name)
         self.name_key = company_key(self.name)
         super().save(*args, **kwargs)
-
-
-def company_key(name: str) -> str:
-    return " ".join(name.split()).casefold()
 
 
 class Posting(SoftDeleteModel):
@@ -174,6 +182,7 @@ class Qualification(SoftDeleteModel):
     criteria = models.JSONField(default=dict, blank=True)
     prompt_version = models.CharField(max_length=64)
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SINGLE)
+    arm = models.CharField(max_length=8, choices=Arm.choices, default=Arm.NONE)
     # Ids of the memory facts the model saw (injected block, or agent-mode tool results).
     fact_ids = models.JSONField(default=list, blank=True)
     fact_count = models.PositiveSmallIntegerField(default=0)
@@ -201,6 +210,9 @@ class Qualification(SoftDeleteModel):
             ),
             models.CheckConstraint(
                 condition=Q(mode__in=Mode.values), name="qualify_qualification_mode_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(arm__in=Arm.values), name="qualify_qualification_arm_known"
             ),
             # The working-context cap, enforced where no caller can bypass it.
             models.CheckConstraint(
@@ -236,6 +248,47 @@ class Qualification(SoftDeleteModel):
         return f"{self.verdict} ({self.fit_score}) posting {self.posting_id}"
 
 
+class DecisionFact(models.Model):
+    """One memory fact a decision's prompt carried: ``Qualification.fact_ids`` as rows, so
+    per-fact attribution is an indexed join on both databases (written with the verdict)."""
+
+    qualification = models.ForeignKey(
+        Qualification, on_delete=models.PROTECT, related_name="decision_facts"
+    )
+    # A plain id, not a foreign key: qualify reads memory through its services only.
+    memory_id = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["qualification", "memory_id"], name="qualify_decisionfact_once"
+            ),
+        ]
+        indexes = [
+            # Attribution: the decisions that carried one fact, and the facts list's use count.
+            models.Index(fields=["memory_id", "qualification"], name="qualify_decfact_by_memory"),
+        ]
+
+    def __str__(self) -> str:
+        return f"fact {self.memory_id} in qualification {self.qualification_id}"
+
+
+class InstallationSalt(models.Model):
+    """One row: the secret mixed into the holdout's hash, so arms differ per installation
+    but never change for a posting."""
+
+    value = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(id=1), name="qualify_installationsalt_single_row")
+        ]
+
+    def __str__(self) -> str:
+        return "holdout salt"
+
+
 class Outcome(SoftDeleteModel):
     """A stage the application reached (applied, screen, ...), attributed to the verdict."""
 
@@ -266,6 +319,51 @@ class Outcome(SoftDeleteModel):
 
     def __str__(self) -> str:
         return f"{self.stage} on posting {self.posting_id}"
+
+
+class ReplayRun(models.Model):
+    """One `karani replay`: which postings, which prompt versions, how far it got."""
+
+    started_at = models.DateTimeField(default=timezone.now, editable=False)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    since = models.DateTimeField(null=True, blank=True)
+    limit = models.PositiveIntegerField(null=True, blank=True)
+    versions = models.JSONField(default=list)
+    # The posting ids chosen at the start, so a resumed run judges exactly the same set.
+    posting_ids = models.JSONField(default=list)
+    stopped = models.CharField(max_length=500, blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"replay {self.pk} ({len(self.posting_ids)} postings)"
+
+
+class ReplayAnswer(models.Model):
+    """The model's answer for one posting under one prompt version, in one replay run."""
+
+    run = models.ForeignKey(ReplayRun, on_delete=models.PROTECT, related_name="answers")
+    posting = models.ForeignKey(Posting, on_delete=models.PROTECT, related_name="+")
+    prompt_version = models.CharField(max_length=64)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, null=True, blank=True)
+    fit_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    criteria = models.JSONField(default=dict, blank=True)
+    # What the posting really did: reached a screen or further (True), or ended before (False).
+    progressed = models.BooleanField()
+    fact_ids = models.JSONField(default=list, blank=True)
+    memory_error = models.CharField(max_length=300, blank=True, default="")
+    error = models.CharField(max_length=500, blank=True, default="")
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [
+            # Resuming skips what is done; a second answer for the same pair cannot slip in.
+            models.UniqueConstraint(
+                fields=["run", "posting", "prompt_version"], name="qualify_replayanswer_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prompt_version}: {self.verdict or 'error'} posting {self.posting_id}"
 
 
 class FunnelReport(Qualification):

@@ -15,19 +15,21 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory import services as memory
-from qualify import agent, context, llm, prompts, verdict
+from memory.text import company_key
+from qualify import agent, context, llm, verdict, verdict_fact
 from qualify.models import (
     Company,
+    DecisionFact,
     Mode,
     Outcome,
     Posting,
     Profile,
     Qualification,
     Stage,
-    company_key,
 )
 from qualify.postings import CleanPosting, PostingRowError
 from qualify.postings import clean as clean_posting
+from qualify.preparation import prepare_prompt
 
 log = logging.getLogger("karani.qualify")
 
@@ -154,44 +156,6 @@ class Qualified:
     endpoint_failed: bool = False
 
 
-@dataclass
-class Prepared:
-    """Everything decided before the LLM is asked (what the overhead bench measures)."""
-
-    version: prompts.PromptVersion
-    messages: list[dict[str, Any]]
-    facts: list[context.ContextFact]
-    memory_error: str | None
-
-
-def prepare_prompt(
-    *,
-    posting: Posting,
-    profile: Profile,
-    agent_mode: bool = False,
-    pool: context.FewShotPool | None = None,
-) -> Prepared:
-    """Prompt version, working context (recall + few-shot) and the conversation to send.
-
-    A batch passes its ``pool`` of few-shot candidates, loaded once; alone, it is loaded here.
-    """
-    version = prompts.choose(memory_enabled=context.memory_enabled(), agent=agent_mode)
-    examples: list[dict[str, Any]] = []
-    if version.memory_aware:
-        examples = (pool or context.FewShotPool.load()).examples_for(posting)
-    # Agent mode recalls through its tool instead of an injected block.
-    if version.memory_aware and not version.agent:
-        working = context.working_facts(posting)
-    else:
-        working = context.WorkingFacts(facts=[], error=None)
-    messages = prompts.build_messages(
-        version, profile=profile, posting=posting, facts=working.facts, examples=examples
-    )
-    return Prepared(
-        version=version, messages=messages, facts=working.facts, memory_error=working.error
-    )
-
-
 def qualify_posting(
     *,
     posting: Posting,
@@ -231,17 +195,22 @@ def qualify_posting(
                 criteria=criteria or {},
                 prompt_version=version.name,
                 mode=Mode.AGENT if version.agent else Mode.SINGLE,
+                arm=prepared.arm,
                 fact_ids=[f.id for f in facts],
                 fact_count=len(facts),
                 model_name=client.model[:200],
                 latency_ms=round(client.elapsed_ms),
                 error=error[:500],
             )
+            DecisionFact.objects.bulk_create(
+                DecisionFact(qualification=q, memory_id=memory_id)
+                for memory_id in dict.fromkeys(f.id for f in facts)
+            )
     except IntegrityError:
         raise QualifyError(
             f"posting {posting.pk} got a verdict from another run meanwhile; skipped"
         ) from None
-    fact_error = _remember_verdict(q, posting) if decision else None
+    fact_error = _remember_verdict(q, posting, profile) if decision else None
     return Qualified(
         qualification=q,
         memory_error=memory_error,
@@ -250,17 +219,17 @@ def qualify_posting(
     )
 
 
-def verdict_fact_text(q: Qualification, posting: Posting) -> str:
-    word = "Qualified" if q.verdict == "qualified" else "Rejected"
-    text = f"{word} {posting.title} at {posting.company.name}, fit {q.fit_score}"
-    return f"{text}: {q.reasons}" if q.reasons else text
-
-
-def _remember_verdict(q: Qualification, posting: Posting) -> str | None:
+def _remember_verdict(q: Qualification, posting: Posting, profile: Profile) -> str | None:
     """Write the verdict's preference fact. Never raises: the event is already recorded."""
     try:
         memory.remember(
-            text=verdict_fact_text(q, posting),
+            text=verdict_fact.compose(
+                verdict=q.verdict,
+                fit_score=q.fit_score,
+                criteria=q.criteria,
+                posting=posting,
+                profile=profile,
+            ),
             kind=memory.Kind.PREFERENCE,
             company=posting.company.name,
             source=memory.Source.VERDICT,

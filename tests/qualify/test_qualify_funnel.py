@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from qualify_fakes import make_posting
 
-from qualify import funnel, services
+from qualify import funnel, funnel_chart, services
 from qualify.models import Outcome, Qualification
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def history(db):
 def test_it_counts_each_step_per_prompt_version(history):
     v1, v2 = history
 
-    rows = {r.prompt_version: r for r in funnel.compute()}
+    rows = {r.prompt_version: r for r in funnel.compute().versions}
 
     assert rows[v1].counts == {
         "qualified": 4,
@@ -85,7 +85,7 @@ def test_it_counts_each_step_per_prompt_version(history):
 def test_it_reports_no_rate_after_an_empty_step(db):
     _verdict("qualify-v1", "rejected")
 
-    (row,) = funnel.compute()
+    (row,) = funnel.compute().versions
 
     assert row.counts["qualified"] == 0
     assert row.rates == {"applied": None, "screen": None, "interview": None, "offer": None}
@@ -118,7 +118,7 @@ def test_it_writes_the_chart(history, tmp_path, suffix, magic):
 
 
 def test_it_svg_chart_names_each_prompt_version(history):
-    svg = funnel.render_chart(funnel.compute(), fmt="svg").decode()
+    svg = funnel_chart.render(funnel.compute(), fmt="svg").decode()
 
     # Text is drawn as paths by default; matplotlib keeps each label as a comment/id.
     assert "qualify-v1" in svg and "qualify-v2-memory" in svg

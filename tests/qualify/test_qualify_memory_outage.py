@@ -8,6 +8,7 @@ import socket
 import pytest
 from qualify_fakes import criteria, make_posting, run_qualify
 
+from memory import selectors
 from memory import services as memory
 from qualify import services
 from qualify.models import Posting, Qualification
@@ -87,7 +88,7 @@ def test_it_records_all_200_with_the_memory_service_raising(
     llm_settings, fake_llm, profile, monkeypatch, caplog
 ):
     _postings()
-    monkeypatch.setattr(memory, "recall", _boom)
+    monkeypatch.setattr(selectors, "recall", _boom)
     monkeypatch.setattr(memory, "remember", _boom)
 
     summary = run_qualify()
@@ -107,7 +108,7 @@ def test_it_writes_verdict_facts_when_only_recall_raises(
     llm_settings, fake_llm, profile, monkeypatch
 ):
     _postings()
-    monkeypatch.setattr(memory, "recall", _boom)
+    monkeypatch.setattr(selectors, "recall", _boom)
 
     summary = run_qualify()
 
@@ -122,7 +123,7 @@ def test_it_records_all_200_in_agent_mode_with_the_memory_service_raising(
     from qualify_fakes import Tools
 
     _postings()
-    monkeypatch.setattr(memory, "recall", _boom)
+    monkeypatch.setattr(selectors, "recall", _boom)
     monkeypatch.setattr(memory, "remember", _boom)
     # Every posting: one recall call (fails), then the verdict.
     for _ in range(BATCH):

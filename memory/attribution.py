@@ -1,0 +1,55 @@
+"""Per-fact attribution: which decisions a fact's prompts steered, told by whoever made them.
+
+memory never imports its callers. An app that puts facts into decisions (qualify) registers
+a provider at start-up; memory's admin and API ask this module, and with no provider
+registered they show nothing.
+"""
+
+from typing import Any, Protocol
+
+from django.db.models import QuerySet
+
+USE_COUNT = "use_count"  # the annotation annotate_use adds, for sorting a facts list
+
+
+class Provider(Protocol):
+    def summary_for(self, memory_id: int) -> dict[str, Any]:
+        """What the provider knows about one fact (JSON-ready, with a one-line ``text``)."""
+
+    def use_count(self) -> Any:
+        """A query expression counting a fact's uses, evaluated against the memories table."""
+
+
+_providers: list[Provider] = []
+
+
+def register(provider: Provider) -> None:
+    """Idempotent by identity: an app's ready() may run twice in tests."""
+    if provider not in _providers:
+        _providers.append(provider)
+
+
+def unregister(provider: Provider) -> None:
+    if provider in _providers:
+        _providers.remove(provider)
+
+
+def enabled() -> bool:
+    return bool(_providers)
+
+
+def summary_for(memory_id: int) -> dict[str, Any] | None:
+    """Each provider's summary, keyed by the provider's ``name``; None with none registered."""
+    if not _providers:
+        return None
+    return {getattr(p, "name", type(p).__name__): p.summary_for(memory_id) for p in _providers}
+
+
+def annotate_use(queryset: QuerySet) -> QuerySet:
+    """``queryset`` with ``use_count`` (the sum over providers); unchanged with none."""
+    if not _providers:
+        return queryset
+    total = _providers[0].use_count()
+    for provider in _providers[1:]:
+        total = total + provider.use_count()
+    return queryset.annotate(**{USE_COUNT: total})

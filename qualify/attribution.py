@@ -1,0 +1,105 @@
+"""qualify's answer to memory.attribution: the decisions whose prompts carried a fact,
+with each decision's verdict and the furthest stage its posting reached."""
+
+from typing import Any
+
+from django.db.models import Count, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from qualify.models import DecisionFact, Outcome, Qualification, Verdict
+
+PROGRESS = ("applied", "screen", "interview", "offer")
+ENDINGS = ("rejected", "withdrawn")
+RECENT = 10
+
+
+def _live_uses(memory_id: Any) -> Any:
+    return DecisionFact.objects.filter(
+        memory_id=memory_id,
+        qualification__deleted_at__isnull=True,
+        qualification__verdict__isnull=False,
+    )
+
+
+def furthest(stages: list[str]) -> str | None:
+    """The furthest progress stage reached, else how it ended, else None (no outcome yet)."""
+    reached = [s for s in PROGRESS if s in stages]
+    if reached:
+        return reached[-1]
+    return next((s for s in ENDINGS if s in stages), None)
+
+
+class DecisionAttribution:
+    name = "decisions"
+
+    def use_count(self) -> Any:
+        uses = (
+            _live_uses(OuterRef("pk"))
+            .order_by()
+            .values("memory_id")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+        return Coalesce(Subquery(uses), Value(0))
+
+    def summary_for(self, memory_id: int) -> dict[str, Any]:
+        decisions = dict(
+            Qualification.objects.decided()
+            .filter(decision_facts__memory_id=memory_id)
+            .values_list("id", "verdict")
+        )
+        stages: dict[int, list[str]] = {}
+        for qualification_id, stage in Outcome.objects.filter(
+            qualification_id__in=list(decisions)
+        ).values_list("qualification_id", "stage"):
+            stages.setdefault(qualification_id, []).append(stage)
+        reached = {
+            step: sum(
+                1 for s in stages.values() if any(x in s for x in PROGRESS[PROGRESS.index(step) :])
+            )
+            for step in PROGRESS
+        }
+        qualified = sum(1 for v in decisions.values() if v == Verdict.QUALIFIED)
+        recent = (
+            Qualification.objects.filter(pk__in=list(decisions))
+            .select_related("posting__company")
+            .order_by("-created_at", "-id")[:RECENT]
+        )
+        return {
+            "decisions": len(decisions),
+            "qualified": qualified,
+            "rejected": len(decisions) - qualified,
+            "reached": reached,
+            "text": _text(len(decisions), qualified, reached),
+            "recent": [
+                {
+                    "qualification": q.pk,
+                    "posting": q.posting_id,
+                    "title": q.posting.title,
+                    "company": q.posting.company.name,
+                    "verdict": q.verdict,
+                    "fit_score": q.fit_score,
+                    "prompt_version": q.prompt_version,
+                    "furthest_stage": furthest(stages.get(q.pk, [])),
+                    "created_at": q.created_at.isoformat(),
+                }
+                for q in recent
+            ],
+        }
+
+
+def _text(decisions: int, qualified: int, reached: dict[str, int]) -> str:
+    """E.g. 'in 12 decisions: 9 qualified, 3 rejected; 5 applied, 3 reached interview'."""
+    if not decisions:
+        return "in no decisions yet"
+    noun = "decision" if decisions == 1 else "decisions"
+    text = f"in {decisions} {noun}: {qualified} qualified, {decisions - qualified} rejected"
+    progress = [
+        f"{n} applied" if step == "applied" else f"{n} reached {step}"
+        for step, n in reached.items()
+        if n
+    ]
+    return f"{text}; {', '.join(progress)}" if progress else text
+
+
+provider = DecisionAttribution()

@@ -1,0 +1,104 @@
+"""The funnel drawn: step counts per prompt version, and the holdout comparison's rates
+with their 95% intervals."""
+
+import io
+from pathlib import Path
+
+from qualify.funnel import NOT_ENOUGH, STEPS, Funnel
+
+CHART_FORMATS = {".png": "png", ".svg": "svg"}
+
+
+def render(result: Funnel, *, fmt: str) -> bytes:
+    # The Figure API on an explicit Agg canvas, no pyplot: no global state, no GUI backend,
+    # safe in a web request and in a headless command.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 7.6), dpi=100)
+    FigureCanvasAgg(fig)
+    top, bottom = fig.subplots(2, 1, height_ratios=[1.1, 1])
+    _versions(top, result)
+    _arms(bottom, result)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+def _versions(ax, result: Funnel) -> None:
+    """Grouped bars: one group per step, one bar per prompt version, rates on top."""
+    rows = result.versions
+    width = 0.8 / max(1, len(rows))
+    for i, row in enumerate(rows):
+        xs = [s + (i - (len(rows) - 1) / 2) * width for s in range(len(STEPS))]
+        values = [row.counts[s] for s in STEPS]
+        label = f"{row.prompt_version} ({row.with_memory_facts}/{row.decisions} with memory)"
+        bars = ax.bar(xs, values, width=width, label=label)
+        rates = [None, *row.rates.values()]
+        labels = [
+            str(v) if r is None else f"{v}\n{r:.0%}" for v, r in zip(values, rates, strict=True)
+        ]
+        ax.bar_label(bars, labels=labels, fontsize=7, padding=2)
+    ax.set_xticks(range(len(STEPS)), list(STEPS))
+    ax.set_ylabel("postings")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_title("Qualify funnel by prompt version (step conversion in %)")
+    ax.margins(y=0.25)
+    if rows:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no qualifications yet", ha="center", transform=ax.transAxes)
+
+
+def _arms(ax, result: Funnel) -> None:
+    """Each step's rate per arm as a point with its Wilson 95% interval."""
+    arms = result.arms
+    ax.set_xticks(range(len(STEPS)), [f"{s}\n(over {_over(s)})" for s in STEPS], fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("rate, 95% interval")
+    status = arms.status
+    title = "Memory arm vs holdout arm (randomised, same period)"
+    if status == "off":
+        ax.set_title(title)
+        ax.text(
+            0.5,
+            0.5,
+            "no holdout arm: KARANI_MEMORY_HOLDOUT is 0",
+            ha="center",
+            transform=ax.transAxes,
+        )
+        return
+    ax.set_title(title + (f": {NOT_ENOUGH}" if status != "ok" else ""))
+    for offset, name, color in ((-0.12, "memory", "tab:blue"), (0.12, "holdout", "tab:orange")):
+        xs, ys, lows, highs = [], [], [], []
+        for i, step in enumerate(arms.steps):
+            rate = getattr(step, name)
+            if rate is None:
+                continue
+            xs.append(i + offset)
+            ys.append(rate.estimate)
+            lows.append(rate.estimate - rate.low)
+            highs.append(rate.high - rate.estimate)
+        n = getattr(arms, name).decisions
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=[lows, highs],
+            fmt="o",
+            capsize=3,
+            color=color,
+            label=f"{name} arm ({n} decisions)",
+        )
+    ax.legend(fontsize=8)
+
+
+def _over(step: str) -> str:
+    return "decisions" if step == "qualified" else STEPS[STEPS.index(step) - 1]
+
+
+def write(result: Funnel, path: Path) -> None:
+    fmt = CHART_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"chart file must end in .png or .svg, not {path.name!r}")
+    path.write_bytes(render(result, fmt=fmt))

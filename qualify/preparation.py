@@ -1,0 +1,71 @@
+"""Everything decided before the model is asked: arm, prompt version, working context and
+the conversation. ``qualify`` and ``replay`` build prompts through the same function."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from qualify import context, holdout, prompts
+from qualify.models import Arm, Posting, Profile
+
+
+@dataclass
+class Prepared:
+    """What the overhead bench measures: the prompt, ready to send."""
+
+    version: prompts.PromptVersion
+    arm: str
+    messages: list[dict[str, Any]]
+    facts: list[context.ContextFact]
+    memory_error: str | None
+
+
+def prompt_for(
+    version: prompts.PromptVersion,
+    *,
+    posting: Posting,
+    profile: Profile,
+    pool: context.FewShotPool | None = None,
+    before: datetime | None = None,
+    arm: str = Arm.NONE,
+) -> Prepared:
+    """The conversation for ``posting`` under ``version``.
+
+    ``before`` limits memory and few-shot examples to what existed before that moment
+    (replay asks as of the original decision, so the posting's own outcome never leaks in).
+    """
+    examples: list[dict[str, Any]] = []
+    if version.memory_aware:
+        examples = (pool or context.FewShotPool.load()).examples_for(posting, before=before)
+    # Agent mode recalls through its tool instead of an injected block.
+    if version.memory_aware and not version.agent:
+        working = context.working_facts(posting, before=before)
+    else:
+        working = context.WorkingFacts(facts=[], error=None)
+    messages = prompts.build_messages(
+        version, profile=profile, posting=posting, facts=working.facts, examples=examples
+    )
+    return Prepared(
+        version=version,
+        arm=arm,
+        messages=messages,
+        facts=working.facts,
+        memory_error=working.error,
+    )
+
+
+def prepare_prompt(
+    *,
+    posting: Posting,
+    profile: Profile,
+    agent_mode: bool = False,
+    pool: context.FewShotPool | None = None,
+) -> Prepared:
+    """The live path: the posting's holdout arm picks pre-memory or memory-aware.
+
+    A batch passes its ``pool`` of few-shot candidates, loaded once; alone, it is loaded here.
+    """
+    arm = holdout.arm_for(posting.pk)
+    memory_on = context.memory_enabled() and arm != Arm.HOLDOUT
+    version = prompts.choose(memory_enabled=memory_on, agent=agent_mode)
+    return prompt_for(version, posting=posting, profile=profile, pool=pool, arm=arm)

@@ -1,0 +1,246 @@
+"""Replay: ask the model again, under each prompt version, about postings whose outcome is
+known, and score each version's verdicts against what really happened.
+
+Nothing live is written: no qualification, no decision fact, no memory fact. Answers go to
+``ReplayAnswer`` rows of one ``ReplayRun``, committed one by one, so an interrupted run
+resumes where it stopped. Memory and few-shot examples are limited to what existed before
+the original decision, so a posting's own outcome never leaks into its prompt. The same LLM
+timeouts and the same circuit as ``qualify`` bound it; a memory outage is recorded on the
+answer and the replay goes on.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from qualify import agent, context, llm, prompts, stats, verdict
+from qualify.models import Outcome, Posting, Profile, Qualification, ReplayAnswer, ReplayRun
+from qualify.preparation import prompt_for
+from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW, QualifyError
+
+# A posting "progressed" when it reached a screen or further; it is a known failure when it
+# ended (rejected, withdrawn) without one. Only "applied" so far is not known yet.
+PROGRESSED = ("screen", "interview", "offer")
+ENDED = ("rejected", "withdrawn")
+MIN_SAMPLE = 30  # per rate's denominator, as in the funnel
+
+
+@dataclass(frozen=True)
+class Case:
+    posting: Posting
+    progressed: bool
+    decided_at: datetime  # the original verdict's time: the replay's "as of"
+
+
+def known_cases(
+    *, posting_ids: list[int] | None = None, since: datetime | None = None, limit: int | None = None
+) -> list[Case]:
+    """Postings with a live verdict and a known outcome, oldest verdict first."""
+    decided = Qualification.objects.decided().select_related("posting__company")
+    if posting_ids is not None:
+        decided = decided.filter(posting_id__in=posting_ids)
+    if since is not None:
+        decided = decided.filter(created_at__gte=since)
+    outcome = Outcome.objects.filter(posting_id=OuterRef("posting_id"))
+    decided = decided.filter(
+        Exists(outcome.filter(stage__in=PROGRESSED)) | Exists(outcome.filter(stage__in=ENDED))
+    ).annotate(progressed=Exists(outcome.filter(stage__in=PROGRESSED)))
+    decided = decided.filter(posting__deleted_at__isnull=True).order_by("created_at", "id")
+    rows = decided[:limit] if limit else decided
+    return [Case(q.posting, q.progressed, q.created_at) for q in rows]
+
+
+def versions_for(*, agent_mode: bool) -> list[str]:
+    names = [prompts.MEMORY_AWARE, prompts.PRE_MEMORY]
+    return [*names, prompts.MEMORY_AGENT] if agent_mode else names
+
+
+def start_or_resume(
+    *, since: datetime | None, limit: int | None, agent_mode: bool, new: bool = False
+) -> tuple[ReplayRun, bool]:
+    """The newest unfinished run with the same options (resumed), else a new one."""
+    if limit is not None and limit < 1:
+        raise QualifyError("--limit must be at least 1")
+    if since is not None and since > timezone.now():
+        raise QualifyError("--since is in the future")
+    versions = versions_for(agent_mode=agent_mode)
+    if not new:
+        unfinished = (
+            ReplayRun.objects.filter(finished_at__isnull=True, since=since, limit=limit)
+            .order_by("-id")
+            .first()
+        )
+        if unfinished is not None and unfinished.versions == versions:
+            return unfinished, True
+    cases = known_cases(since=since, limit=limit)
+    if not cases:
+        raise QualifyError(
+            "no postings with a known outcome (a screen or further, or rejected/withdrawn) "
+            "to replay"
+        )
+    run = ReplayRun.objects.create(
+        since=since, limit=limit, versions=versions, posting_ids=[c.posting.pk for c in cases]
+    )
+    return run, False
+
+
+def pending_work(run: ReplayRun) -> tuple[list[Case], set[tuple[int, str]], int]:
+    """The run's cases, the (posting, version) pairs already answered, and the total pairs."""
+    by_id = {c.posting.pk: c for c in known_cases(posting_ids=run.posting_ids)}
+    cases = [by_id[pk] for pk in run.posting_ids if pk in by_id]
+    done = set(run.answers.values_list("posting_id", "prompt_version"))
+    return cases, done, len(cases) * len(run.versions)
+
+
+def _ask(
+    client: llm.ChatClient,
+    version: prompts.PromptVersion,
+    case: Case,
+    messages: list[dict[str, Any]],
+) -> tuple[dict | None, str, list, list[str]]:
+    """criteria (or None), error, facts shown, memory errors: as qualify_posting asks."""
+    if version.agent:
+        result = agent.run(client, messages, case.posting, before=case.decided_at)
+        return result.criteria, result.error, result.facts, result.memory_errors
+    try:
+        return llm.ask_verdict(client, messages), "", [], []
+    except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
+        return None, str(exc), [], []
+
+
+@dataclass
+class RunSummary:
+    answered: int = 0
+    skipped: int = 0  # already answered before a resume
+    errors: int = 0
+    memory_unavailable: int = 0
+    stopped: str = ""
+
+
+def run(
+    replay: ReplayRun,
+    *,
+    client: llm.ChatClient,
+    on_answer: Callable[[ReplayAnswer, float], None] | None = None,
+) -> RunSummary:
+    """Answer every pending (posting, version) pair; ``on_answer`` gets each answer and
+    karani's own time for it in ms (wall time minus the time spent waiting on the model)."""
+    profile = Profile.current()
+    if profile is None:
+        raise QualifyError("no candidate profile: set one with `profile set --summary ...`")
+    cases, done, _total = pending_work(replay)
+    summary = RunSummary(skipped=len(done))
+    pool = context.FewShotPool.load() if context.memory_enabled() else None
+    failures_in_a_row = 0
+    for case in cases:
+        for name in replay.versions:
+            if (case.posting.pk, name) in done:
+                continue
+            started = time.perf_counter()
+            client.elapsed_ms = 0.0
+            version = prompts.VERSIONS[name]
+            prepared = prompt_for(
+                version, posting=case.posting, profile=profile, pool=pool, before=case.decided_at
+            )
+            criteria, error, tool_facts, tool_errors = _ask(
+                client, version, case, prepared.messages
+            )
+            decision = verdict.decide(criteria) if criteria is not None else None
+            memory_error = prepared.memory_error or (tool_errors[0] if tool_errors else "")
+            answer = ReplayAnswer.objects.create(
+                run=replay,
+                posting=case.posting,
+                prompt_version=name,
+                verdict=decision.verdict if decision else None,
+                fit_score=decision.fit_score if decision else None,
+                criteria=criteria or {},
+                progressed=case.progressed,
+                fact_ids=[f.id for f in (prepared.facts or tool_facts)],
+                memory_error=(memory_error or "")[:300],
+                error=error[:500],
+                latency_ms=round(client.elapsed_ms),
+            )
+            summary.answered += 1
+            summary.errors += bool(error)
+            summary.memory_unavailable += bool(memory_error)
+            if on_answer:
+                own = (time.perf_counter() - started) * 1000 - client.elapsed_ms
+                on_answer(answer, own)
+            endpoint_failed = error.startswith("LLM endpoint")
+            failures_in_a_row = failures_in_a_row + 1 if endpoint_failed else 0
+            if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
+                summary.stopped = (
+                    f"stopped after {failures_in_a_row} endpoint failures in a row ({error}); "
+                    "run `replay` again to resume"
+                )
+                replay.stopped = summary.stopped[:500]
+                replay.save(update_fields=["stopped"])
+                return summary
+    replay.finished_at = timezone.now()
+    replay.stopped = ""
+    replay.save(update_fields=["finished_at", "stopped"])
+    return summary
+
+
+# --- the report ----------------------------------------------------------------------------
+
+
+def _rate(successes: int, n: int) -> dict[str, Any]:
+    interval = stats.wilson(successes, n)
+    return {"n": n, **(interval.to_dict() if interval else {"estimate": None})}
+
+
+def report(replay: ReplayRun) -> dict[str, Any]:
+    """Per version: precision and recall with Wilson 95% intervals; postings where the
+    versions disagree."""
+    answers = list(
+        replay.answers.select_related("posting__company").order_by("posting_id", "prompt_version")
+    )
+    versions: dict[str, dict[str, Any]] = {}
+    by_posting: dict[int, dict[str, ReplayAnswer]] = {}
+    for name in replay.versions:
+        mine = [a for a in answers if a.prompt_version == name]
+        decided = [a for a in mine if a.verdict is not None]
+        tp = sum(1 for a in decided if a.verdict == "qualified" and a.progressed)
+        fp = sum(1 for a in decided if a.verdict == "qualified" and not a.progressed)
+        fn = sum(1 for a in decided if a.verdict == "rejected" and a.progressed)
+        tn = len(decided) - tp - fp - fn
+        versions[name] = {
+            "answered": len(mine),
+            "errors": len(mine) - len(decided),
+            "memory_unavailable": sum(1 for a in mine if a.memory_error),
+            "confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn},
+            "precision": _rate(tp, tp + fp),
+            "recall": _rate(tp, tp + fn),
+            "enough_data": min(tp + fp, tp + fn) >= MIN_SAMPLE,
+        }
+    for a in answers:
+        if a.verdict is not None:
+            by_posting.setdefault(a.posting_id, {})[a.prompt_version] = a
+    disagreements = []
+    for posting_id, mine in by_posting.items():
+        if len(mine) > 1 and len({a.verdict for a in mine.values()}) > 1:
+            posting = next(iter(mine.values())).posting
+            disagreements.append(
+                {
+                    "posting": posting_id,
+                    "title": posting.title,
+                    "company": posting.company.name,
+                    "progressed": next(iter(mine.values())).progressed,
+                    "verdicts": {name: a.verdict for name, a in sorted(mine.items())},
+                }
+            )
+    return {
+        "run": replay.pk,
+        "finished": replay.finished_at is not None,
+        "stopped": replay.stopped,
+        "postings": len(replay.posting_ids),
+        "min_sample": MIN_SAMPLE,
+        "versions": versions,
+        "disagreements": disagreements,
+    }
