@@ -281,6 +281,18 @@ SPECTACULAR_SETTINGS = {
 # How many facts qualify injects into a prompt; qualify caps this at 10 whatever is set.
 KARANI_MEMORY_TOP_K = _env_int("KARANI_MEMORY_TOP_K", 5, minimum=1)
 
+# The share of postings qualify judges without memory (the randomised holdout arm, see
+# docs/qualify.md); 0 turns the comparison off.
+_holdout = os.environ.get("KARANI_MEMORY_HOLDOUT", "").strip() or "0"
+try:
+    KARANI_MEMORY_HOLDOUT = float(_holdout)
+except ValueError:
+    KARANI_MEMORY_HOLDOUT = -1.0
+if not 0 <= KARANI_MEMORY_HOLDOUT <= 0.5:  # also false for nan
+    raise ImproperlyConfigured(
+        f"KARANI_MEMORY_HOLDOUT={_holdout!r}: use a fraction from 0 to 0.5 (e.g. 0.1)"
+    )
+
 # The OpenAI-compatible chat endpoint qualify asks (llama.cpp server, Ollama, vLLM, a hosted
 # API). Shared with mem0 mode's extraction settings. Unset base URL = no LLM: `qualify` stops
 # with a one-line error before its batch starts.
