@@ -50,6 +50,7 @@ _ERRORS = {
         403: "authenticated, but not allowed to write",
         404: "no such fact",
         409: "the fact is already deleted",
+        413: "the request body is over the upload limit",
         429: "throttled; see Retry-After",
         503: "the ledger database is unavailable",
     }.items()
@@ -242,7 +243,7 @@ class MemoryListApi(ReadWriteApi):
         responses={
             201: OpenApiResponse(OutputSerializer, description="a new fact was stored"),
             200: OpenApiResponse(OutputSerializer, description="already known: touched"),
-            **_errors(403),
+            **_errors(403, 413),
         },
     )
     def post(self, request: Request) -> Response:
@@ -282,7 +283,7 @@ class MemoryDetailApi(ReadWriteApi):
         summary="Forget a fact: a soft delete with a reason (JSON body or ?reason=)",
         parameters=[_ID_PARAM, ForgetSerializer],
         request=None,
-        responses={200: FactSerializer, **_errors(403, 404, 409)},
+        responses={200: FactSerializer, **_errors(403, 404, 409, 413)},
     )
     def delete(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
@@ -311,7 +312,7 @@ class MemoryCorrectApi(WriteApi):
         summary="Correct a fact: the old row is soft-deleted, a new one supersedes it",
         parameters=[_ID_PARAM],
         request=InputSerializer,
-        responses={201: FactSerializer, **_errors(403, 404, 409)},
+        responses={201: FactSerializer, **_errors(403, 404, 409, 413)},
     )
     def post(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
