@@ -102,12 +102,12 @@ def _group(filename: str) -> str:
     return "stdlib/other"
 
 
-def _setup(backend: str) -> None:
+def _setup(backend: str, name: str) -> None:
     """bench/api_bench.py's ledger, as that bench left it (run it once first)."""
     if backend == "postgres":
-        os.environ["DATABASE_URL"] = f"{api_bench.PG_BASE}/{api_bench.PG_DB}"
+        os.environ["DATABASE_URL"] = f"{api_bench.PG_BASE}/{name}"
     else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{api_bench.SQLITE_DIR / api_bench.PG_DB}.sqlite3"
+        os.environ["DATABASE_URL"] = f"sqlite:///{api_bench.SQLITE_DIR / name}.sqlite3"
     os.environ["DJANGO_SETTINGS_MODULE"] = "karani_site.settings"
     os.environ.setdefault("KARANI_MEMORY", "basic")
     os.environ["KARANI_API_RECALL_RATE"] = "off"  # as the bench's servers run
@@ -124,6 +124,7 @@ def _setup(backend: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=["postgres", "sqlite"], default="postgres")
+    parser.add_argument("--database", default=api_bench.PG_DB, help="api_bench's --database")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions")
     parser.add_argument("--gunicorn", action="store_true", help="also a real worker's CPU")
@@ -135,7 +136,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=5)
     args = parser.parse_args()
 
-    _setup(args.backend)
+    _setup(args.backend, args.database)
     import ledgergen
     from django.core.management import call_command
 
