@@ -264,3 +264,11 @@ def test_it_lists_the_valid_values_of_a_choice(writer, method, url, field, valid
     assert list(error["fields"]) == [field]
     assert error["fields"][field] == [error["message"].removeprefix(f"{field}: ")]
     assert error["message"] == f'{field}: unknown {field} "gossip"; use one of: {", ".join(valid)}'
+
+
+def test_it_answers_an_accept_header_without_json_with_406(writer):
+    recall = "/api/memories/recall?q=remote"
+    assert writer.get(recall, HTTP_ACCEPT="application/*").status_code == 200
+    refused = writer.get(recall, HTTP_ACCEPT="text/html")
+    assert refused.status_code == 406
+    assert error_of(refused)["code"] == "not_acceptable"
