@@ -1,192 +1,101 @@
-"""Recall's full-text half on the stored tsvector: mem0's keyword_search, same rows and scores."""
+"""The hybrid's lexical half (memory.lexical): BM25 on the ledger's own full-text index, on
+SQLite (FTS5's bm25) and PostgreSQL (one statement over the GIN index), against the same
+ranking written in plain Python over every live fact."""
 
-import logging
+import math
 import random
 
-import psycopg
 import pytest
-from psycopg import sql
-from semantic_support import *  # noqa: F403  (fixtures)
 
-from memory import services
+from memory import lexical, services
+from memory import text as textmod
 from memory.models import Memory
-from memory.semantic import client as clientmod
-from memory.semantic import search, store
-from memory.semantic.reindex import reindex
 
-pytestmark = [pytest.mark.pgvector, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db
 
-ROLES = ["frontend engineer", "backend engineer", "devops engineer", "data scientist"]
-TRAITS = ["remote", "async", "python", "rust", "salary", "visa", "design documents"]
-RARE = ["quokka", "zeppelin", "marzipan", "obsidian", "tamarind"]
+WORDS = ["remote", "async", "python", "rust", "salary", "visa", "design", "documents", "team"]
+RARE = ["quokka", "zeppelin", "marzipan", "obsidian"]
 COMPANIES = [None, "Acme", "Globex"]
 QUERIES = [
-    "frontend engineer",  # common words: hundreds of matches, ties at every LIMIT
-    "engineer",
-    "remote python role",
-    "devops engineer with salary visa",
-    "quokka",  # rare words: a handful of matches, all returned
-    "zeppelin marzipan",
+    "remote python team",
+    "quokka",
+    "zeppelin salary visa",
+    "rust",
+    "design documents for a remote team with quokka",
     "nothing matches this",
 ]
 
 
-def _facts(n: int) -> list[dict]:
-    rng = random.Random(7)
-    facts = []
-    for i in range(n):
-        words = [rng.choice(ROLES), *rng.sample(TRAITS, rng.randint(0, 3))]
-        if rng.random() < 0.05:
-            words.append(rng.choice(RARE))
-        # Repeating a word changes ts_rank_cd, so scores vary beyond "matched or not".
-        if rng.random() < 0.2:
-            words.append(words[0])
-        fact = {"text": f"Fact {i}: {' '.join(words)}"}
-        if company := rng.choice(COMPANIES):
-            fact["company"] = company
-        facts.append(fact)
-    return facts
-
-
-def _mem0(client, lemmatized: str, top_k: int, filters: dict) -> list[tuple[str, float]]:
-    found = client.store.keyword_search(query=lemmatized, top_k=top_k, filters=filters)
-    assert found is not None, "mem0's keyword_search failed"
-    return [(r.id, r.score) for r in found]
-
-
-def _assert_same(ours: list, theirs: list, top_k: int) -> None:
-    """Same score-sorted lists; at a LIMIT cut through exact ties, only which tied rows differ."""
-    assert [s for _, s in ours] == [s for _, s in theirs]
-    if len(theirs) < top_k or not theirs:
-        assert sorted(ours) == sorted(theirs)
-        return
-    boundary = theirs[-1][1]
-    assert {r for r in ours if r[1] > boundary} == {r for r in theirs if r[1] > boundary}
+def reference(query: str, company_key: str | None, limit: int) -> list[tuple[int, float]]:
+    """memory.lexical's docstring, in Python: BM25 with FTS5's idf and k1/b, term frequency 1."""
+    live = list(Memory.objects.values_list("id", "terms", "company_key"))
+    n = len(live)
+    average = sum(len(t.split()) for _, t, _ in live) / n
+    words = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
+    df = {w: sum(1 for _, t, _ in live if w in t.split()) for w in words}
+    scores = []
+    for pk, terms, company in live:
+        if company_key is not None and company not in (company_key, None):
+            continue
+        held = [w for w in words if w in terms.split()]
+        if not held:
+            continue
+        idf = sum(max(math.log((n - df[w] + 0.5) / (df[w] + 0.5)), 1e-6) for w in held)
+        norm = 1 - lexical.B + lexical.B * len(terms.split()) / average
+        scores.append((pk, idf * (lexical.K1 + 1) / (1 + lexical.K1 * norm)))
+    scores.sort(key=lambda kv: (-round(kv[1], 9), -kv[0]))
+    return scores[:limit]
 
 
 @pytest.fixture
-def many_facts(mem0_mode, settings):
-    settings.KARANI_MEMORY = "basic"  # a ledger the index has never seen
-    report = services.import_facts(records=enumerate(_facts(600), start=1))
-    assert report.created == 600
-    settings.KARANI_MEMORY = "mem0"
-    assert reindex().matches
-    return mem0_mode
+def ledger(settings):
+    settings.KARANI_MEMORY = "basic"
+    rng = random.Random(13)
+    facts = []
+    for i in range(300):
+        words = rng.sample(WORDS, rng.randint(1, 6))
+        if rng.random() < 0.05:
+            words.append(rng.choice(RARE))
+        facts.append({"text": f"Fact {i}: {' '.join(words)}", "company": rng.choice(COMPANIES)})
+    services.import_facts(records=enumerate(facts, start=1))
+    gone = Memory.objects.filter(text__contains="quokka").order_by("id").first()
+    services.forget(id=gone.id, reason="test")
+    lexical.forget_stats()
+    yield gone.id
+    lexical.forget_stats()
 
 
-def test_it_returns_mem0s_full_text_rows_and_scores(many_facts):
-    from mem0.utils.lemmatization import lemmatize_for_bm25
+@pytest.mark.parametrize("company_key", [None, "acme"])
+@pytest.mark.parametrize("query", QUERIES)
+def test_it_ranks_as_the_python_reference(ledger, query, company_key):
+    ours = lexical.search(query=query, company_key=company_key, limit=20)
+    theirs = reference(query, company_key, 20)
 
-    client = clientmod.get()
-    cut_through_ties = 0
-    for query in QUERIES:
-        lemmatized = lemmatize_for_bm25(query)
-        for company in (None, "acme", "globex"):
-            filters = search.scope_filters(company)
-            for top_k in (5, 30, 1000):
-                ours = search.full_text_scores(
-                    client, lemmatized=lemmatized, top_k=top_k, filters=filters
-                )
-                theirs = _mem0(client, lemmatized, top_k, filters)
-                _assert_same(ours, theirs, top_k)
-                if len(theirs) == top_k and theirs[-1][1] == theirs[0][1]:
-                    cut_through_ties += 1
-    # The comparison covered what matters: LIMITs that cut through ties, and scope filters
-    # that really narrow (a scoped query sees fewer rows than the unscoped one).
-    assert cut_through_ties > 0
-    everything = search.full_text_scores(
-        client, lemmatized="engineer", top_k=1000, filters=search.scope_filters(None)
-    )
-    scoped = search.full_text_scores(
-        client, lemmatized="engineer", top_k=1000, filters=search.scope_filters("acme")
-    )
-    assert 0 < len(scoped) < len(everything) < 1000
-    assert len({s for _, s in everything}) > 1  # scores vary, not just matched-or-not
+    assert [h.memory_id for h in ours] == [pk for pk, _ in theirs]
+    assert [h.score for h in ours] == pytest.approx([s for _, s in theirs], rel=1e-6)
 
 
-def _column_and_index(dsn: str, collection: str) -> tuple[bool, bool]:
-    with psycopg.connect(dsn) as conn:
-        column = conn.execute(
-            "SELECT attgenerated FROM pg_attribute WHERE attrelid = to_regclass(%s) "
-            "AND attname = %s AND NOT attisdropped",
-            (f'"{collection}"', store.TSV_COLUMN),
-        ).fetchone()
-        index = conn.execute(
-            "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)",
-            (f'"{collection}_{store.TSV_COLUMN}_idx"',),
-        ).fetchone()
-    return column == ("s",), index is not None and index[0] == ["fastupdate=off"]
+def test_it_never_returns_a_forgotten_fact_or_another_companys(ledger):
+    found = lexical.search(query="quokka zeppelin marzipan obsidian", company_key="acme", limit=100)
+
+    rows = Memory.all_objects.in_bulk([h.memory_id for h in found])
+    assert ledger not in rows
+    assert all(r.deleted_at is None for r in rows.values())
+    assert {r.company_key for r in rows.values()} <= {"acme", None}
 
 
-def test_it_leaves_an_older_collection_to_reindex_and_answers_meanwhile(
-    mem0_mode, vector_database, caplog
-):
-    first = services.remember(text="Rejected the zeppelin startup over salary")
-    assert _column_and_index(vector_database, mem0_mode) == (True, True)
-    # As an older karani left it: mem0's table and indexes, no stored tsvector.
-    with psycopg.connect(vector_database, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("ALTER TABLE {} DROP COLUMN {}").format(
-                sql.Identifier(mem0_mode), sql.Identifier(store.TSV_COLUMN)
-            )
-        )
-    assert _column_and_index(vector_database, mem0_mode) == (False, False)
-    # A process that cached the store before: the full-text half fails like mem0's (None),
-    # and recall still answers from the vector query.
-    assert (
-        search.full_text_scores(
-            clientmod.get(), lemmatized="zeppelin", top_k=5, filters=search.scope_filters(None)
-        )
-        is None
-    )
-    assert not services.recall(query="zeppelin salary", limit=5).fallback
+def test_a_rare_word_outweighs_a_common_one_and_a_short_fact_a_long_one(settings):
+    settings.KARANI_MEMORY = "basic"
+    for n in range(20):
+        services.remember(text=f"Team {n} works remote")
+    rare = services.remember(text="Quokka Labs hires")
+    short = services.remember(text="Salary visa")
+    long = services.remember(text="Salary visa plus several other perks listed here at length")
 
-    # A new process: first use does not rewrite a populated table (a web worker would hang
-    # on it past its timeout); the full-text half goes through mem0's own query instead.
-    clientmod.discard_store()
-    with caplog.at_level(logging.WARNING, logger="karani.memory"):
-        result = services.recall(query="zeppelin salary", limit=5)
-    assert "until `karani reindex` adds it" in caplog.text
-    assert not result.fallback and first.id in [r.id for r in result.results]
-    assert _column_and_index(vector_database, mem0_mode) == (False, False)
-    client = clientmod.get()
-    assert client.full_text_column is False
-    ours = search.full_text_scores(
-        client, lemmatized="zeppelin", top_k=5, filters=search.scope_filters(None)
-    )
-    assert ours == _mem0(client, "zeppelin", 5, search.scope_filters(None)) and len(ours) == 1
-
-    # An operator's reindex adds the column and its index; the next connection uses them.
-    assert reindex(pending_only=True).matches
-    assert _column_and_index(vector_database, mem0_mode) == (True, True)
-    clientmod.discard_store()
-    client = clientmod.get()
-    assert client.full_text_column is True
-    ours = search.full_text_scores(
-        client, lemmatized="zeppelin", top_k=5, filters=search.scope_filters(None)
-    )
-    assert ours == _mem0(client, "zeppelin", 5, search.scope_filters(None)) and len(ours) == 1
+    assert lexical.search(query="remote quokka", company_key=None, limit=1)[0].memory_id == rare.id
+    top = [h.memory_id for h in lexical.search(query="salary visa", company_key=None, limit=2)]
+    assert top == [short.id, long.id]
 
 
-def _toast_bytes(dsn: str, collection: str) -> int:
-    with psycopg.connect(dsn) as conn:
-        return conn.execute(
-            "SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE oid = to_regclass(%s)",
-            (f'"{collection}"',),
-        ).fetchone()[0]
-
-
-def test_it_finds_a_fact_remembered_afterwards_by_full_text(mem0_mode, vector_database):
-    services.remember(text="Prefers async teams")
-    client = clientmod.get()
-    filters = search.scope_filters("acme")
-    assert search.full_text_scores(client, lemmatized="marzipan", top_k=5, filters=filters) == []
-    # Long enough that, with its tsvector, the row passes PostgreSQL's default TOAST threshold.
-    text = "Acme ships marzipan robots to confectioners " + "and bakeries across the region " * 4
-    fact = services.remember(text=text, company="Acme")
-    ours = search.full_text_scores(client, lemmatized="marzipan", top_k=5, filters=filters)
-    assert ours == _mem0(client, "marzipan", 5, filters)
-    stored = Memory.all_objects.get(pk=fact.id).vector_id
-    assert [vector_id for vector_id, _ in ours] == [stored]
-    # The vector stayed in the row (toast_tuple_target): none went to the TOAST table.
-    assert _toast_bytes(vector_database, mem0_mode) == 0
+def test_a_query_of_stopwords_matches_nothing(ledger):
+    assert lexical.search(query="what is the", company_key=None, limit=5) == []

@@ -4,7 +4,7 @@ import pytest
 from semantic_support import *  # noqa: F403  (fixtures)
 from semantic_support import index_vectors, load_paraphrases
 
-from memory import services
+from memory import selectors, services
 from memory import text as textmod
 from memory.models import Memory
 
@@ -37,12 +37,12 @@ def test_it_keeps_the_paraphrase_set_free_of_shared_keywords():
 def test_it_finds_a_paraphrase_that_shares_no_keyword(mem0_mode):
     ids = _teach_paraphrase_set()
 
-    result = services.recall(query="how fast do handbook-first companies reply?")
+    result = selectors.recall(query="how fast do handbook-first companies reply?")
 
     assert (result.mode, result.fallback) == ("mem0", False)
     assert ids[RECRUITER] in [f.id for f in result.results]
     assert (
-        services.recall(query="how fast do handbook-first companies reply?").to_dict()["fallback"]
+        selectors.recall(query="how fast do handbook-first companies reply?").to_dict()["fallback"]
         is False
     )
     # Keyword recall cannot: not one content word in common.
@@ -61,7 +61,7 @@ def test_it_recalls_most_paraphrases_in_the_top_five(mem0_mode):
     items, _ = load_paraphrases()
     found = 0
     for item in items:
-        result = services.recall(query=item["query"], company=item["company"], limit=5)
+        result = selectors.recall(query=item["query"], company=item["company"], limit=5)
         assert not result.fallback
         found += ids[item["fact"]] in [f.id for f in result.results]
     assert found / len(items) >= MIN_RECALL_AT_5, f"recall@5 = {found}/{len(items)}"
@@ -91,18 +91,21 @@ def test_it_isolates_companies_in_the_store_query(mem0_mode):
     other = services.remember(text="Offers a generous relocation budget", company="Globex")
     shared = services.remember(text="Relocation help is common in Germany")
 
-    scoped = services.recall(query="moving assistance", company="Acme", limit=100)
-    everyone = services.recall(query="moving assistance", limit=100)
+    scoped = selectors.recall(query="moving assistance", company="Acme", limit=100)
+    everyone = selectors.recall(query="moving assistance", limit=100)
 
     assert not scoped.fallback
     assert {f.id for f in scoped.results} == {acme.id, shared.id}
     assert {f.id for f in everyone.results} == {acme.id, other.id, shared.id}
 
     from memory.semantic import search as semantic
+    from memory.semantic.encoder import embed_query
     from memory.semantic.guard import guarded
 
     raw = guarded(
-        lambda c: semantic.semantic_hits(c, query="moving assistance", company_key="acme", limit=50)
+        lambda c: semantic.nearest(
+            c, embed_query(c, "moving assistance"), company_key="acme", depth=50
+        )
     )
     assert other.id not in {h.memory_id for h in raw}, "the filter must run in the store"
 
@@ -128,7 +131,7 @@ def test_it_removes_forgotten_and_corrected_rows_from_the_index(mem0_mode, vecto
 
     assert index_vectors(vector_database, mem0_mode) == {new.pk: 1}
     assert Memory.all_objects.get(pk=gone.id).vector_id is None
-    recalled = services.recall(query="minimum pay expectation", limit=10)
+    recalled = selectors.recall(query="minimum pay expectation", limit=10)
     assert [f.id for f in recalled.results] == [new.pk]
 
 
@@ -143,52 +146,7 @@ def test_it_never_returns_a_deleted_fact_from_a_stale_index(
     corrected = services.correct(id=kept.id, text="Would move to Porto", reason="typo")
 
     assert stale.id in index_vectors(vector_database, mem0_mode)
-    result = services.recall(query="moving to another city", limit=10)
+    result = selectors.recall(query="moving to another city", limit=10)
 
     assert not result.fallback
     assert [f.id for f in result.results] == [corrected.pk]
-
-
-def _gin_state(dsn: str, index: str) -> tuple[list[str], int]:
-    """(reloptions, pending tuples) of a GIN index, read from the catalog and its metapage."""
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
-        options = conn.execute(
-            "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (f'"{index}"',)
-        ).fetchone()[0]
-        pending = conn.execute(
-            "SELECT pending_tuples FROM pgstatginindex(to_regclass(%s))", (f'"{index}"',)
-        ).fetchone()[0]
-    return options or [], pending
-
-
-def test_it_keeps_the_full_text_index_free_of_a_pending_list(mem0_mode, vector_database):
-    import psycopg
-
-    from memory.semantic import client
-
-    index = f"{mem0_mode}_text_lemmatized_idx"
-    first = services.remember(text="Prefers teams that write design documents")
-    assert _gin_state(vector_database, index) == (["fastupdate=off"], 0)
-
-    # As mem0 creates the index (fast update on), behind the back of the cached store: new
-    # rows' terms are queued in the pending list every full-text query scans.
-    with psycopg.connect(vector_database, autocommit=True) as conn:
-        conn.execute(f'ALTER INDEX "{index}" SET (fastupdate = on)')
-    queued = [services.remember(text=f"Rejected offer {n} over the salary").id for n in range(5)]
-    options, pending = _gin_state(vector_database, index)
-    assert options == ["fastupdate=on"] and pending >= 5
-
-    # The next store (a new process, or after any failure) flushes it and turns it off;
-    # the queued rows are still matched.
-    client.discard_store()
-    result = services.recall(query="salary offer rejected", limit=10)
-    assert _gin_state(vector_database, index) == (["fastupdate=off"], 0)
-    assert not result.fallback
-    matched = client.get().store.keyword_search(
-        query="rejected offer salary", top_k=10, filters={"user_id": "karani"}
-    )
-    assert sorted(r.payload["ledger_id"] for r in matched) == sorted(queued)
-    assert first.id in index_vectors(vector_database, mem0_mode)

@@ -152,7 +152,7 @@ def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int]:
     return int(rows), int(ledger_rows)
 
 
-def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> bool:
+def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> None:
     """What the scoped search needs beyond mem0's table: HNSW, and planner statistics.
 
     mem0 creates the HNSW and full-text indexes with the table; recreate them if someone (or
@@ -167,27 +167,17 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
     on a collection an older one built: ~1 s per 100k vectors, once) and in reindex
     (``maintenance``: HNSW over every vector, with more memory). Waiting behind another
     session's lock stays bounded at first use (lock_timeout), like any other hang.
-
-    It also adds karani's stored full-text column and its GIN index, the ones recall's
-    full-text query (search.full_text_scores) reads, when the table lacks them: on an empty
-    table, or in maintenance (reindex, which an operator runs). On a populated table at first
-    use it does not: that is a table rewrite under an exclusive lock (~50 s at 100k vectors),
-    and a first recall in a web worker would hang on it past the worker's timeout, be
-    killed, roll it back, and the next worker would start again. Returns whether the column
-    is there; without it recall uses mem0's own full-text query (slower, same results) and a
-    warning says to run `karani reindex` (running processes pick the column up when they
-    next connect to the store, e.g. on restart).
     """
     col = client.config.collection
     statements = [
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)").format(
             sql.Identifier(f"{col}_hnsw_idx"), sql.Identifier(col)
         ),
-        # mem0's full-text index (its create_col), for the BM25 half of the ranking.
+        # mem0's own full-text index (its create_col), so the table stays as mem0 builds it
+        # for mem0's Memory.search; karani's recall reads the ledger's index instead.
         sql.SQL(
             "CREATE INDEX IF NOT EXISTS {} ON {} "
-            "USING gin (to_tsvector('simple', payload->>'text_lemmatized')) "
-            "WITH (fastupdate = off)"  # see _full_text_without_pending_list
+            "USING gin (to_tsvector('simple', payload->>'text_lemmatized'))"
         ).format(sql.Identifier(f"{col}_text_lemmatized_idx"), sql.Identifier(col)),
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'company'))").format(
             sql.Identifier(f"{col}_company_idx"), sql.Identifier(col)
@@ -212,127 +202,8 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
             # An HNSW build whose graph does not fit maintenance_work_mem (64 MB by default:
             # ~100k 384-dim vectors) spills and is several times slower.
             conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-        has_column = _add_full_text_column(conn, col, rewrite=maintenance)
-        if has_column:
-            # The index recall's full-text query uses (search.full_text_scores); mem0's own
-            # above stays for mem0's keyword_search (Memory.search, the bench's old path).
-            statements.append(
-                sql.SQL(
-                    "CREATE INDEX IF NOT EXISTS {} ON {} USING gin ({}) WITH (fastupdate = off)"
-                ).format(
-                    sql.Identifier(f"{col}_{TSV_COLUMN}_idx"),
-                    sql.Identifier(col),
-                    sql.Identifier(TSV_COLUMN),
-                )
-            )
         for statement in statements:
             conn.execute(statement)
-        _full_text_without_pending_list(conn, f"{col}_text_lemmatized_idx")
-    if not has_column:
-        log.warning(
-            "semantic index: collection %s predates the stored full-text column; recall uses"
-            " mem0's slower full-text query until `karani reindex` adds it",
-            col,
-        )
-    return has_column
-
-
-# mem0's full-text expression (its create_col index and keyword_search), verbatim: the stored
-# tsvector is the one mem0 computes per row, so karani's query matches and ranks the same.
-TSV_COLUMN = "text_tsv"
-TSV_EXPRESSION = "to_tsvector('simple', payload->>'text_lemmatized')"
-# Rows up to this size keep every value inline (see _add_full_text_column); the largest
-# PostgreSQL accepts is 8,160.
-TOAST_TUPLE_TARGET = 4080
-
-
-def add_full_text_column(client: Client) -> None:
-    """Add the stored full-text column to the collection table if it lacks it.
-
-    For a table just created (reindex, before the bulk load): cheap, nothing to rewrite.
-    On a populated one ensure_indexes does the same in maintenance only.
-    """
-    with client.pool.connection() as conn:
-        _add_full_text_column(conn, client.config.collection, rewrite=True)
-
-
-def has_full_text_column(conn: Any, col: str) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s "
-            "AND NOT attisdropped",
-            (sql.Identifier(col).as_string(conn), TSV_COLUMN),
-        ).fetchone()
-        is not None
-    )
-
-
-def _add_full_text_column(conn: Any, col: str, *, rewrite: bool) -> bool:
-    """``text_tsv``: mem0's tsvector, generated and stored by PostgreSQL on every write.
-
-    mem0's keyword_search recomputes ``to_tsvector`` from the JSON payload of every matching
-    row to rank it: a query of common words (``frontend engineer``: ~3,900 matches at 100k)
-    took 120-240 ms, and recall waits for it. Ranking the stored tsvector skips the JSON
-    parse and the tsvector build per row (155 -> 35 ms on the worst query, probe table).
-    Generated, so mem0's own INSERTs and UPDATEs (which name id, vector, payload) fill it
-    without knowing of it. Adding it to a populated table rewrites the table and rebuilds
-    every index under an exclusive lock (49-53 s at 100k vectors, ~8-10 s at 10k, load 2-3;
-    once): done only when the catalog lacks it and the table is empty or ``rewrite`` is
-    allowed (an operator's reindex), and IF NOT EXISTS for a second process that raced past
-    the check. Returns whether the column is there afterwards.
-    """
-    ident = sql.Identifier(col)
-    if has_full_text_column(conn, col):
-        return True
-    if not rewrite:
-        populated = conn.execute(sql.SQL("SELECT EXISTS (SELECT FROM {})").format(ident))
-        if populated.fetchone()[0]:
-            return False  # a rewrite is reindex's job (see ensure_indexes)
-    # A rewrite only happens in maintenance, where ensure_indexes has already raised
-    # maintenance_work_mem for the HNSW rebuild it brings; otherwise the table is empty.
-    # Keep the vector in the row. A row is ~1.9 KB without the tsvector (1,540-byte vector
-    # + ~390-byte payload), just under the 2,032-byte default past which PostgreSQL moves
-    # the largest value out of line: the vector (pgvector's storage is external). The
-    # tsvector (~270 bytes) tipped every row over (measured: 10,000 of 10,000 rows at 10k,
-    # 185 before), and every vector query then fetched each vector it returns or scores
-    # from the TOAST table: 10k semantic recall p50 went from ~25 to 88 ms (a scoped exact
-    # scan alone: 52 ms). Set before the rewrite so that it lays the rows out with it (3 a
-    # page instead of 4).
-    conn.execute(
-        sql.SQL("ALTER TABLE {} SET (toast_tuple_target = {})").format(
-            ident, sql.Literal(TOAST_TUPLE_TARGET)
-        )
-    )
-    conn.execute(
-        sql.SQL(
-            "ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} tsvector GENERATED ALWAYS AS ({}) STORED"
-        ).format(ident, sql.Identifier(TSV_COLUMN), sql.SQL(TSV_EXPRESSION))
-    )
-    return True
-
-
-def _full_text_without_pending_list(conn: Any, index: str) -> None:
-    """Turn off GIN's fast update on mem0's full-text index, and flush what it queued.
-
-    With fast update (PostgreSQL's default, and how mem0 creates the index) every new row's
-    terms go to an unordered pending list that each full-text query scans from end to end,
-    until the list reaches gin_pending_list_limit (4 MB) or a vacuum merges it. Every
-    recall runs that query: with 5,650 rows pending at 100k vectors its index scan took
-    11-14 ms instead of 3-4 ms, and a 10k collection filled one row at a time had all 10k
-    pending (17.8 ms p50 for the query instead of ~2). Without it a write puts its terms
-    into the index itself (a little more work per row; a full reindex builds the index
-    once at the end anyway) and a query never scans a pending list. Same matches, same
-    ranks. Checked first so that a process start does not rewrite the catalog every time.
-    """
-    ident = sql.Identifier(index)
-    regclass = ident.as_string(conn)  # quoted, as to_regclass parses it
-    options = conn.execute(
-        "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (regclass,)
-    ).fetchone()
-    if options is None or "fastupdate=off" in (options[0] or []):
-        return
-    conn.execute(sql.SQL("ALTER INDEX {} SET (fastupdate = off)").format(ident))
-    conn.execute("SELECT gin_clean_pending_list(to_regclass(%s))", (regclass,))
 
 
 def drop_search_indexes(client: Client) -> None:
@@ -345,7 +216,7 @@ def drop_search_indexes(client: Client) -> None:
     """
     col = client.config.collection
     with client.pool.connection() as conn:
-        for suffix in ("hnsw_idx", "text_lemmatized_idx", f"{TSV_COLUMN}_idx"):
+        for suffix in ("hnsw_idx", "text_lemmatized_idx"):
             conn.execute(
                 sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{col}_{suffix}"))
             )

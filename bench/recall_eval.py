@@ -1,0 +1,317 @@
+"""Recall quality of every method, on the job-search set and on LoCoMo, in one run.
+
+    .venv/bin/python bench/recall_eval.py [--locomo ../shared/data/locomo-dev] [--jobsearch]
+        [--ledger sqlite|postgres] [--depth 30] [--background 1000]
+
+LoCoMo (Maharana et al., ACL 2024; github.com/snap-research/LoCoMo; CC BY-NC 4.0) is read
+from the directory given, never copied here. Each dataset is loaded into a fresh ledger
+(SQLite under the temp dir, or PostgreSQL ``karani_recall_ledger``) through
+services.import_facts, then indexed with ``reindex`` into the pgvector database
+``karani_recall_vectors`` (KARANI_BENCH_VECTOR_DB / KARANI_BENCH_LEDGER_DB override them).
+
+Every query is scoped to its company (LoCoMo: its conversation) and asks for the top 10.
+Per method: R@1, R@5 (share of evidence in the top k), MRR@10, hit@5 (any evidence in the
+top 5), leaks (queries whose top 10 holds another company's fact) and latency p50/p95 in ms
+(for a fusion: its sources, run one after the other, plus the fusion). Overall, then R@5 and
+MRR@10 per category (LoCoMo) or style (job search: paraphrase, keyword, scope-trap).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_recall_vectors")
+os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_recall_ledger")
+import semantic_env  # noqa: E402
+
+TOP = 10
+
+
+def _setup(*, ledger: str, collection: str) -> None:
+    """semantic_env.setup, migrating only the memory app: the bench needs nothing else, and
+    another app's migration in progress must not stop it."""
+    import tempfile
+
+    data_dir = Path(tempfile.gettempdir()) / "karani-recall-eval"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if ledger == "postgres":
+        import psycopg
+
+        with psycopg.connect(f"{semantic_env.PG_BASE}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{semantic_env.LEDGER_DB}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{semantic_env.LEDGER_DB}"')
+        os.environ["DATABASE_URL"] = f"{semantic_env.PG_BASE}/{semantic_env.LEDGER_DB}"
+    else:
+        db = data_dir / f"{collection}.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    semantic_env._ensure_database(semantic_env.VECTOR_DB, vector=True)
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="karani_site.settings",
+        KARANI_MEMORY="mem0",
+        KARANI_DATA_DIR=str(data_dir),
+        KARANI_VECTOR_DSN=f"{semantic_env.PG_BASE}/{semantic_env.VECTOR_DB}",
+        KARANI_VECTOR_COLLECTION=collection,
+    )
+    sys.path.insert(0, str(semantic_env.ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", "memory", verbosity=0)
+
+
+def _load(data) -> dict[str, int]:
+    """Import the facts in basic mode, index them in one reindex; dataset key -> ledger id."""
+    from django.conf import settings
+
+    from memory import services
+    from memory import text as textmod
+    from memory.models import Memory
+    from memory.semantic import reindex
+
+    records = []
+    for fact in data.facts:
+        record = {"text": fact.text, "company": fact.company}
+        if fact.created_at:
+            record["created_at"] = fact.created_at
+        records.append(record)
+    settings.KARANI_MEMORY = "basic"
+    t0 = time.perf_counter()
+    report = services.import_facts(records=enumerate(records, start=1), batch_size=1000)
+    assert not report.rejected, report.rejected[:3]
+    settings.KARANI_MEMORY = "mem0"
+    indexed = reindex.reindex()
+    print(
+        f"{data.name}: {indexed.ledger_live} facts loaded and indexed in "
+        f"{time.perf_counter() - t0:.0f}s",
+        file=sys.stderr,
+    )
+    by_key = dict(Memory.objects.values_list("fact_key", "id"))
+    return {
+        f.key: by_key[
+            textmod.fact_key(
+                text=f.text,
+                kind="note",
+                company_key=textmod.company_key(f.company) if f.company else None,
+            )
+        ]
+        for f in data.facts
+    }
+
+
+def _sources(depth: int) -> dict:
+    """name -> callable(query, company key) -> Ranked: the lists methods are built from."""
+    import recall_eval_methods as rm
+
+    from memory import keyword
+    from memory.semantic import client as clientmod
+    from memory.semantic import search
+    from memory.semantic.encoder import embed_query
+
+    client = clientmod.get()
+    bm25 = rm.PythonBM25()
+    bm25_scope = rm.PythonBM25(scope_stats=True)
+
+    def dense(q, key):
+        found = client.store.search(
+            query=q, vectors=embed_query(client, q), top_k=depth, filters=search.scope_filters(key)
+        )
+        best: dict[int, float] = {}
+        for r in found:
+            pk = (r.payload or {}).get("ledger_id")
+            if isinstance(pk, int) and pk not in best:
+                best[pk] = float(r.score)
+        return list(best.items())
+
+    def mem0_shipped(q, key):
+        # mem0's own Memory.search: what semantic mode ranked with before the hybrid (the
+        # vector query, with mem0's BM25 blend breaking ties among its candidates).
+        hits = semantic_env.mem0_search_hits(client, query=q, company_key=key, limit=TOP)
+        return [(h.memory_id, h.score) for h in hits]
+
+    def hybrid_shipped(q, key):
+        return [(h.memory_id, h.score) for h in search.search(query=q, company_key=key, limit=TOP)]
+
+    def basic(q, key):
+        return [
+            (h.memory_id, h.score) for h in keyword.search(query=q, company_key=key, limit=depth)
+        ]
+
+    sources = {
+        "basic": basic,
+        "mem0": mem0_shipped,
+        "hybrid": hybrid_shipped,
+        "dense": dense,
+        "bm25": lambda q, key: bm25(q, key, depth),
+        "bm25s": lambda q, key: bm25_scope(q, key, depth),
+        "coverage": lambda q, key: bm25.coverage(q, key, depth),
+    }
+    try:
+        from memory import lexical
+
+        sources["lexical"] = lambda q, key: [
+            (h.memory_id, h.score) for h in lexical.search(query=q, company_key=key, limit=depth)
+        ]
+    except ImportError:
+        pass
+    return sources
+
+
+def _methods(sources: dict) -> dict:
+    """name -> (source names, fusion over their lists)."""
+    import recall_eval_methods as rm
+
+    one = lambda lists: lists[0]  # noqa: E731
+    methods = {
+        "basic (keyword, shipped basic mode)": (["basic"], one),
+        "mem0 search (before: dense + mem0 BM25 tie-break)": (["mem0"], one),
+        "hybrid as shipped (memory.semantic.search)": (["hybrid"], one),
+        "dense only": (["dense"], one),
+        "bm25 only (ledger stats)": (["bm25"], one),
+        "bm25 only (scope stats)": (["bm25s"], one),
+    }
+    if "lexical" in sources:
+        methods["lexical only (memory.lexical)"] = (["lexical"], one)
+    for k in (10, 60):
+        methods[f"rrf dense+bm25 k={k}"] = (["dense", "bm25"], lambda ls, k=k: rm.rrf(ls, k=k))
+    for w in ((1.0, 0.5), (0.5, 1.0)):
+        methods[f"rrf dense+bm25 w={w[0]}/{w[1]}"] = (
+            ["dense", "bm25"],
+            lambda ls, w=w: rm.rrf(ls, weights=w),
+        )
+    methods["rrf dense+bm25s k=60"] = (["dense", "bm25s"], rm.rrf)
+    for a in (0.3, 0.5, 0.7):
+        methods[f"minmax {a:.1f}*dense+{1 - a:.1f}*bm25"] = (
+            ["dense", "bm25"],
+            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
+        )
+    for a in (0.5,):
+        methods[f"bymax {a:.1f}*dense+{1 - a:.1f}*bm25"] = (
+            ["dense", "bm25"],
+            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a), norm="max"),
+        )
+    for w in (0.1, 0.2, 0.3):
+        methods[f"cosine + {w}*bm25/max"] = (
+            ["dense", "bm25"],
+            lambda ls, w=w: rm.cosine_plus_bm25(ls[0], ls[1], weight=w),
+        )
+    for w in (0.25, 0.5, 1.0):
+        methods[f"cosine + {w}*idf coverage"] = (
+            ["dense", "coverage"],
+            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
+        )
+    methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf)
+    methods["rrf mem0+basic k=60 (old fusion switch)"] = (["mem0", "basic"], rm.rrf)
+    methods["rrf dense+bm25+basic k=60"] = (["dense", "bm25", "basic"], rm.rrf)
+    if "lexical" in sources:
+        methods["rrf dense+lexical k=60"] = (["dense", "lexical"], rm.rrf)
+    return methods
+
+
+def _score(evidence: set[int], ranked: list[int]) -> dict[str, float]:
+    first = next((i for i, pk in enumerate(ranked[:TOP], start=1) if pk in evidence), None)
+    return {
+        "R@1": len(evidence & set(ranked[:1])) / len(evidence),
+        "R@5": len(evidence & set(ranked[:5])) / len(evidence),
+        "MRR@10": 1 / first if first else 0.0,
+        "hit@5": float(bool(evidence & set(ranked[:5]))),
+    }
+
+
+def run(name: str, args: argparse.Namespace) -> None:
+    import recall_eval_data as rd
+
+    _setup(ledger=args.ledger, collection=f"recall_eval_{name}")
+    from memory import text as textmod
+    from memory.models import Memory
+
+    data = (
+        rd.locomo(Path(args.locomo))
+        if name == "locomo"
+        else rd.jobsearch(background=args.background)
+    )
+    ids = _load(data)
+    company_of = dict(Memory.objects.values_list("id", "company_key"))
+    sources = _sources(args.depth)
+    methods = _methods(sources)
+    scores: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    times: dict[str, list[float]] = defaultdict(list)
+    leaks: dict[str, int] = defaultdict(int)
+    for query in data.queries:
+        key = textmod.company_key(query.company) if query.company else None
+        lists, spent = {}, {}
+        for source, fn in sources.items():
+            t0 = time.perf_counter()
+            lists[source] = fn(query.text, key)
+            spent[source] = time.perf_counter() - t0
+        evidence = {ids[e] for e in query.evidence}
+        for method, (needs, fuse) in methods.items():
+            t0 = time.perf_counter()
+            ranked = [pk for pk, _ in fuse([lists[s] for s in needs])][:TOP]
+            times[method].append(1000 * (time.perf_counter() - t0 + sum(spent[s] for s in needs)))
+            scores[method].append((query.category, _score(evidence, ranked)))
+            if key is not None and any(company_of.get(pk) not in (key, None) for pk in ranked):
+                leaks[method] += 1
+    metrics = ["R@1", "R@5", "MRR@10", "hit@5"]
+    rows = []
+    for method in methods:
+        values = [s for _, s in scores[method]]
+        rows.append(
+            [method, len(values)]
+            + [f"{sum(v[m] for v in values) / len(values):.3f}" for m in metrics]
+            + [leaks[method]]
+            + [f"{semantic_env.pct(times[method], p):.1f}" for p in (50, 95)]
+        )
+    size = f"{len(data.facts)} facts, {len(data.queries)} queries, depth {args.depth}"
+    print(f"\n## {data.name}: {size}\n")
+    print(semantic_env.table(["method", "n", *metrics, "leaks", "p50 ms", "p95 ms"], rows))
+    categories = sorted({c for c, _ in next(iter(scores.values()))})
+    for metric in ("R@5", "MRR@10"):
+        rows = []
+        for method in methods:
+            by_cat: dict[str, list[float]] = defaultdict(list)
+            for cat, s in scores[method]:
+                by_cat[cat].append(s[metric])
+            rows.append([method] + [f"{sum(by_cat[c]) / len(by_cat[c]):.3f}" for c in categories])
+        counts = [f"{c} ({sum(1 for q in data.queries if q.category == c)})" for c in categories]
+        print(f"\n{metric} per category\n")
+        print(semantic_env.table(["method", *counts], rows))
+    sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", help="the LoCoMo development split's directory")
+    parser.add_argument("--jobsearch", action="store_true", help="the project's job-search set")
+    parser.add_argument("--ledger", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--depth", type=int, default=30, help="candidates per source")
+    parser.add_argument("--background", type=int, default=1000, help="noise facts (job search)")
+    parser.add_argument("--only", choices=["locomo", "jobsearch"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.only:
+        run(args.only, args)
+        return
+    names = (["jobsearch"] if args.jobsearch or not args.locomo else []) + (
+        ["locomo"] if args.locomo else []
+    )
+    try:
+        load = os.getloadavg()
+        print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    except OSError:
+        pass
+    # One process per dataset: each gets a fresh ledger and Django set up on it.
+    for name in names:
+        subprocess.run([sys.executable, __file__, *sys.argv[1:], "--only", name], check=True)
+
+
+if __name__ == "__main__":
+    main()

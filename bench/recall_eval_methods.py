@@ -1,0 +1,155 @@
+"""The recall methods bench/recall_eval.py compares: ranked sources and ways to fuse them.
+
+A source turns (query, company key, depth) into ledger ids with scores, best first; a fusion
+turns two or more such lists into one. Everything here reads the ledger and the index the
+bench loaded, through the same modules recall uses.
+"""
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+Ranked = list[tuple[int, float]]  # (ledger id, score), best first
+
+
+def ordered(scores: dict[int, float]) -> Ranked:
+    # Higher score first, then the newer (higher) id: the same order every run.
+    return sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
+
+
+class PythonBM25:
+    """BM25 over every live fact's distinct content words (memory.text.tokens), in memory.
+
+    The bench's reference for the lexical half: term frequency is 1 (the ledger keeps
+    distinct words), so a fact scores idf(t) * (k1 + 1) / (1 + k1 * (1 - b + b * len / avg))
+    per query word it holds. ``scope_stats`` computes N, df and the average length within
+    the query's scope (company + global) instead of the whole ledger.
+    """
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75, scope_stats: bool = False) -> None:
+        from memory import text as textmod
+        from memory.models import Memory
+
+        self.k1, self.b, self.scope_stats = k1, b, scope_stats
+        self.tokens = textmod.tokens
+        self.company: dict[int, str | None] = {}
+        self.length: dict[int, int] = {}
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for pk, text, company in Memory.objects.values_list("id", "text", "company_key"):
+            words = textmod.tokens(text)
+            self.company[pk], self.length[pk] = company, max(1, len(words))
+            for word in words:
+                self.postings[word].append(pk)
+        self._scope_cache: dict[str | None, tuple[int, float]] = {}
+
+    def _in_scope(self, pk: int, key: str | None) -> bool:
+        company = self.company[pk]
+        return key is None or company is None or company == key
+
+    def _stats(self, key: str | None) -> tuple[int, float]:
+        if not self.scope_stats:
+            key = None
+        if key not in self._scope_cache:
+            lengths = [n for pk, n in self.length.items() if self._in_scope(pk, key)]
+            self._scope_cache[key] = (len(lengths), sum(lengths) / max(1, len(lengths)))
+        return self._scope_cache[key]
+
+    def __call__(self, query: str, key: str | None, depth: int) -> Ranked:
+        from memory import text as textmod
+
+        n, avg = self._stats(key)
+        scores: dict[int, float] = defaultdict(float)
+        for word in self.tokens(query)[: textmod.MAX_QUERY_TOKENS]:
+            posting = self.postings.get(word, [])
+            if self.scope_stats:
+                df = sum(1 for pk in posting if self._in_scope(pk, key))
+            else:
+                df = len(posting)
+            if not df:
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for pk in posting:
+                if self._in_scope(pk, key):
+                    norm = 1 - self.b + self.b * self.length[pk] / avg
+                    scores[pk] += idf * (self.k1 + 1) / (1 + self.k1 * norm)
+        return ordered(scores)[:depth]
+
+    def coverage(self, query: str, key: str | None, depth: int) -> Ranked:
+        """Share of the query's idf mass a fact holds (0-1): how much of what the query says
+        the fact says, comparable across queries (a query word no fact holds counts too)."""
+        from memory import text as textmod
+
+        n, _ = self._stats(key)
+        words = self.tokens(query)[: textmod.MAX_QUERY_TOKENS]
+        idf = {
+            w: math.log(
+                1
+                + (n - len(self.postings.get(w, [])) + 0.5) / (len(self.postings.get(w, [])) + 0.5)
+            )
+            for w in words
+        }
+        total = sum(idf.values()) or 1.0
+        scores: dict[int, float] = defaultdict(float)
+        for word in words:
+            for pk in self.postings.get(word, []):
+                if self._in_scope(pk, key):
+                    scores[pk] += idf[word] / total
+        return ordered(scores)[:depth]
+
+
+def rrf(
+    lists: Sequence[Ranked], *, k: float = 60, weights: Sequence[float] | None = None
+) -> Ranked:
+    """Reciprocal rank fusion (Cormack et al. 2009): each list adds w / (k + rank)."""
+    weights = weights or [1.0] * len(lists)
+    scores: dict[int, float] = defaultdict(float)
+    for weight, ranked in zip(weights, lists, strict=True):
+        for rank, (pk, _) in enumerate(ranked, start=1):
+            scores[pk] += weight / (k + rank)
+    return ordered(scores)
+
+
+def _minmax(ranked: Ranked) -> dict[int, float]:
+    if not ranked:
+        return {}
+    top, low = ranked[0][1], ranked[-1][1]
+    span = top - low
+    return {pk: (s - low) / span if span > 0 else 1.0 for pk, s in ranked}
+
+
+def _by_max(ranked: Ranked) -> dict[int, float]:
+    top = ranked[0][1] if ranked else 0.0
+    return {pk: s / top if top > 0 else 0.0 for pk, s in ranked}
+
+
+def score_fusion(
+    lists: Sequence[Ranked], *, weights: Sequence[float], norm: str = "minmax"
+) -> Ranked:
+    """Normalise each list's scores (min-max or divide by the top score), then a weighted sum."""
+    normalise: Callable[[Ranked], dict[int, float]] = _minmax if norm == "minmax" else _by_max
+    scores: dict[int, float] = defaultdict(float)
+    for weight, ranked in zip(weights, lists, strict=True):
+        for pk, s in normalise(ranked).items():
+            scores[pk] += weight * s
+    return ordered(scores)
+
+
+def weighted_sum(dense: Ranked, lexical: Ranked, *, weight: float) -> Ranked:
+    """Raw cosine plus ``weight`` times a lexical score already on an absolute 0-1 scale."""
+    scores: dict[int, float] = defaultdict(float)
+    for pk, s in dense:
+        scores[pk] += s
+    for pk, s in lexical:
+        scores[pk] += weight * s
+    return ordered(scores)
+
+
+def cosine_plus_bm25(dense: Ranked, lexical: Ranked, *, weight: float) -> Ranked:
+    """Raw cosine plus the lexical score divided by the query's top lexical score, weighted:
+    the cosine keeps its absolute meaning (a weak nearest neighbour stays weak)."""
+    scores: dict[int, float] = defaultdict(float)
+    for pk, s in dense:
+        scores[pk] += s
+    for pk, s in _by_max(lexical).items():
+        scores[pk] += weight * s
+    return ordered(scores)
