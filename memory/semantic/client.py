@@ -8,7 +8,6 @@ Two caches, because they fail and change differently:
   collection.
 """
 
-import dataclasses
 import logging
 import threading
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ _memory_key: tuple[Any, ...] | None = None
 _budget: Any = None  # extraction.Budget of the LLM _memory talks to, None without one
 _store: Any = None
 _store_key: tuple[str, str] | None = None
-_store_full_text = True
 
 
 @dataclass(frozen=True)
@@ -36,9 +34,6 @@ class Client:
     memory: Any  # mem0.Memory, with .vector_store set to `store`
     store: Any  # mem0.vector_stores.pgvector.PGVector on our pool
     config: SemanticConfig
-    # The collection has karani's stored full-text column (store.ensure_indexes); without it
-    # recall's full-text half goes through mem0's own query.
-    full_text_column: bool = True
     # Token budget of an extraction request (memory.semantic.extraction); None: no LLM.
     llm_budget: Any = None
 
@@ -227,7 +222,7 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
 
 def get() -> Client:
     """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
-    global _memory, _memory_key, _budget, _store, _store_key, _store_full_text
+    global _memory, _memory_key, _budget, _store, _store_key
     cfg = cfgmod.load()
     # Cheap once imported (a sys.modules look-up), and it notices a broken install.
     import_mem0(cfg)
@@ -259,11 +254,11 @@ def get() -> Client:
 
             try:
                 _store._ensure_collection()
-                _store_full_text = storemod.ensure_indexes(client)
+                storemod.ensure_indexes(client)
             except BaseException:
                 discard_store()
                 raise
-        return dataclasses.replace(client, full_text_column=_store_full_text)
+        return client
 
 
 def discard_store() -> None:

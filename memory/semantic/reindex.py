@@ -120,7 +120,6 @@ def _full(client: Client, batch_size: int, progress: Progress | None) -> tuple[i
     client.store.delete_col()
     client.store.create_col()
     client.store._collection_ensured = True
-    store.add_full_text_column(client)  # on the empty table: nothing to rewrite
     store.drop_search_indexes(client)  # rebuilt once at the end (ensure_indexes)
     Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
         indexed_at=None, vector_id=None
