@@ -206,7 +206,7 @@ STATIC_ROOT = DATA_DIR / "static"
 # collected into STATIC_ROOT (`karani collectstatic`) are served too, when present.
 WHITENOISE_USE_FINDERS = True
 # Without a collectstatic run STATIC_ROOT does not exist, which is fine with finders on.
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise")
+warnings.filterwarnings("ignore", message="No directory at: ")
 
 # Failed admin logins per client address, counted in the shared cache for this many seconds.
 KARANI_ADMIN_LOGIN_ATTEMPTS = _env_int("KARANI_ADMIN_LOGIN_ATTEMPTS", 10, minimum=1)
