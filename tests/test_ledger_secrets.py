@@ -65,6 +65,30 @@ CREDENTIALS = [
     ("login at https://bob:hunter22@example.com/path", "Basic Auth Credentials"),
     (f"session {JWT}", "JSON Web Token"),
     ("Authorization: Bearer abcdef0123456789abcdef0123456789", "Bearer Token"),
+    # Prose phrasings detect-secrets misses (issue 14, item 7).
+    ("the password was hunter22", "Secret Keyword"),
+    ("my pw is hunter22", "Secret Keyword"),
+    ("password := Hunter22!", "Secret Keyword"),
+    ("password=hunter", "Secret Keyword"),
+    ("Passwort ist Sommer2024", "Secret Keyword"),
+    ("das Kennwort lautet Sommer-Wind", "Secret Keyword"),
+    ("my bank PIN is 4821", "Secret Keyword"),
+    ("the door passcode: 998877", "Secret Keyword"),
+    ("ghp_ 1234567890abcdefghijABCDEFGHIJ123456", "GitHub Token"),
+    ("webhook secret da39a3ee5e6b4b0d3255bfef95601890afd80709", "Hex Token"),
+    # Issue 15, item 6: lowercase, one digit; decided in docs/security.md (refused).
+    ("my password is hunter2", "Secret Keyword"),
+]
+
+# Look-alikes of the credentials above: fullwidth (NFKC), Cyrillic and Greek letters
+# (Unicode's confusables).
+DISGUISED = [
+    ("\uff47\uff48\uff50_1234567890abcdefghijABCDEFGHIJ123456", "GitHub Token"),
+    ("gh\u0440_1234567890abcdefghijABCDEFGHIJ123456", "GitHub Token"),
+    ("\u0410KIAIOSFODNN7EXAMPLE", "AWS Access Key"),
+    ("\u0440\u0430ssword=hunter22", "Secret Keyword"),
+    ("my passw\u03bfrd is hunter22", "Secret Keyword"),
+    ("\u0455k_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe Access Key"),
 ]
 
 ORDINARY = [
@@ -93,6 +117,14 @@ ORDINARY = [
     "Secret Santa at the Christmas party was fun",
     "scikit-learn (sk-learn) and pandas experience",
     "Prefers companies that do not share passwords on laptops",
+    # Prose that names a credential word without carrying a credential (issue 15, item 6).
+    "secret: they prefer Go over Rust",
+    "password: required for the candidate portal",
+    "The team's secret = sauce, they say",
+    "Their pin is on the office map near the kitchen",
+    "The secret is that they ship every Friday",
+    "Mot de passe est oublié? They have SSO anyway",
+    "Resume in Русский and Ελληνικά for the Athens role",
 ]
 
 
@@ -148,6 +180,24 @@ def test_it_refuses_secrets_in_import_lines_but_keeps_the_rest(ledger_with_one_f
     assert "Connection String Password" in report.rejected[0][1]
 
 
+@pytest.mark.parametrize(("text", "detected"), DISGUISED)
+def test_it_sees_through_look_alike_letters(ledger_with_one_fact, text, detected):
+    assert not _detect_secrets_alone(text), "detect-secrets catches it without normalising"
+    with pytest.raises(SecretRefused, match=detected):
+        services.remember(text=f"note: {text}")
+    assert counts() == ledger_with_one_fact
+
+
+def test_it_detects_through_zero_width_characters():
+    # The ledger refuses these as control characters anyway; the guard must not rely on it.
+    assert credentials.find_secrets("my pass\u200bword is hunter\u200d22")
+
+
+def test_it_stores_the_text_as_sent_not_as_normalised():
+    text = "Ｆｕｌｌｗｉｄｔｈ note from the Ｋｙｉｖ office"
+    assert services.remember(text=text).memory.text == text
+
+
 @pytest.mark.parametrize("text", ORDINARY)
 def test_it_stores_ordinary_job_search_sentences(text):
     assert credentials.find_secrets(text) == []
@@ -167,6 +217,6 @@ def test_it_needs_every_extra_pattern_it_adds_to_detect_secrets():
     assert missed, "detect-secrets catches everything: the extras are dead weight"
     for label, pattern in credentials._EXTRA:
         assert any(pattern.search(text) for text in missed), f"extra {label!r} is never needed"
-    assert any(credentials._prose_secret(text) for text in missed), "prose check never needed"
+    assert any(credentials._assigned_secret(text) for text in missed), "prose check never needed"
     # And together they close every gap the cases above show.
     assert all(credentials.find_secrets(text) for text in missed)
