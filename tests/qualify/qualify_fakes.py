@@ -54,6 +54,8 @@ class FakeLLM:
         self.requests: list[dict[str, Any]] = []
         self.script: deque[Any] = deque()
         self.default: Any = criteria()
+        # When set, answers every request the script does not: responder(request_body) -> item.
+        self.responder: Any = None
         self._lock = threading.Lock()
         self._calls = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -73,9 +75,11 @@ class FakeLLM:
         """All message contents of one recorded request, joined."""
         return "\n".join(str(m.get("content") or "") for m in self.requests[index]["messages"])
 
-    def _next(self) -> Any:
+    def _next(self, body: dict[str, Any]) -> Any:
         with self._lock:
-            return self.script.popleft() if self.script else self.default
+            if self.script:
+                return self.script.popleft()
+        return self.responder(body) if self.responder else self.default
 
     def _reply(self, item: Any) -> dict[str, Any]:
         with self._lock:
@@ -117,7 +121,7 @@ class FakeLLM:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with fake._lock:
                     fake.requests.append(body)
-                item = fake._next()
+                item = fake._next(body)
                 if isinstance(item, Slow):
                     time.sleep(item.seconds)
                     item = criteria()
@@ -154,6 +158,20 @@ def run_qualify(*, agent: bool = False, limit: int | None = None) -> services.Ba
     """What the `qualify` command does, minus the progress bar."""
     batch = services.prepare_batch(limit=limit)
     return services.run_batch(batch, agent_mode=agent)
+
+
+def body_text(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content") or "") for m in body["messages"])
+
+
+def memory_sensitive(body: dict[str, Any]) -> dict[str, Any]:
+    """A scripted model whose answer depends on memory: shown a memory block it turns the
+    posting down (on-call), without one it qualifies it."""
+    from qualify.prompts import MEMORY_HEADER
+
+    if MEMORY_HEADER in body_text(body):
+        return criteria(on_call_ok="no", reasons="memory says the pager is heavy")
+    return criteria()
 
 
 def memory_block(prompt: str) -> str:
