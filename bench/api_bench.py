@@ -458,7 +458,7 @@ def main() -> None:
     paths = [_path(q, args.limit) for q in queries]
 
     console.log("service: in-process recall; then the API in-process (Django test client)")
-    client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="127.0.0.1")
 
     def service_call(i: int) -> None:
         q = queries[i]

@@ -7,7 +7,7 @@ generated facts until ``n`` live facts exist; sizes grow 10k -> 100k -> 1M witho
 Small sizes go through ``memory.services.import_facts``. Past that, the loader validates
 every fact with ``services.validate_fact`` (so the secrets guard and normalisation are the
 service's own) and writes the fact rows with COPY (Postgres) or ``executemany`` (SQLite),
-then the term bitmaps through ``memory.bitmaps.add`` itself; ``check_loader_matches_service``
+terms included (the database's full-text index follows by itself); ``check_loader_matches_service``
 proves the fact rows are identical.
 """
 
@@ -118,7 +118,7 @@ def _cached_chunk(n: int) -> list[tuple]:
     import ledgergen
 
     from memory import text as textmod
-    from memory.services import validate_fact
+    from memory.validation import validate_fact
 
     path = CACHE / f"chunk-{n:04d}.pickle"
     if path.exists():
@@ -181,8 +181,8 @@ def _key(company: str | None) -> str | None:
     return None if company is None else textmod.company_key(company)
 
 
-def memory_row(mid: int, clean, created_at, last_seen_at) -> tuple:
-    """A memories row in MEMORY_COLUMNS order, as services._write would insert it."""
+def memory_row(mid: int, clean, created_at, last_seen_at, tokens) -> tuple:
+    """A memories row in MEMORY_COLUMNS order, as the service would insert it."""
     return (
         mid,
         clean.text,
@@ -203,6 +203,7 @@ def memory_row(mid: int, clean, created_at, last_seen_at) -> tuple:
         None,
         None,
         None,
+        " ".join(tokens),
     )
 
 
@@ -226,21 +227,20 @@ MEMORY_COLUMNS = (
     "supersedes_id",
     "vector_id",
     "indexed_at",
+    "terms",
 )
 
 
 def _bulk_load(n: int) -> None:
     from django.db import connection, transaction
 
-    from memory import bitmaps
-
     rows = _cached_chunk(n)
     with transaction.atomic(), connection.cursor() as cur:
         cur.execute("SELECT COALESCE(MAX(id), 0) FROM memories")
         base = cur.fetchone()[0]
         mems = [
-            memory_row(base + i, clean, created, seen)
-            for i, (clean, created, seen, _) in enumerate(rows, 1)
+            memory_row(base + i, clean, created, seen, tokens)
+            for i, (clean, created, seen, tokens) in enumerate(rows, 1)
         ]
         if connection.vendor == "postgresql":
             raw = cur.cursor
@@ -255,11 +255,6 @@ def _bulk_load(n: int) -> None:
             cur.executemany(
                 f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) VALUES ({ph})", mems
             )
-        # The term bitmaps, through the service's own maintenance code.
-        bitmaps.add(
-            (base + i, bitmaps.fact_terms(tokens, clean.company_key))
-            for i, (clean, _, _, tokens) in enumerate(rows, 1)
-        )
 
 
 def grow_to(target: int, *, log=print) -> None:
@@ -273,7 +268,6 @@ def grow_to(target: int, *, log=print) -> None:
             f"bench database holds {have} facts, not a whole number of chunks; "
             "drop it and start again"
         )
-    grew = have < target
     for n in range(have // ledgergen.CHUNK, target // ledgergen.CHUNK):
         t0 = time.perf_counter()
         if n * ledgergen.CHUNK < SERVICE_LOAD_MAX:
@@ -292,27 +286,9 @@ def grow_to(target: int, *, log=print) -> None:
             # What autovacuum does to a table that stopped growing: statistics, and a
             # visibility map so index-only scans skip the heap.
             cur.execute("VACUUM ANALYZE memories")
-            cur.execute("VACUUM ANALYZE memory_term_bitmaps")
         else:
             cur.execute("ANALYZE")
             cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    if connection.vendor == "postgresql" and (grew or not _compacted()):
-        from memory import services
-
-        # What the README asks of an operator after a bulk import: `karani compact`.
-        log(f"  compacted the keyword index: {services.compact_index()}")
-
-
-def _compacted() -> bool:
-    from django.db import connection
-
-    with connection.cursor() as cur:
-        # CLUSTER ... USING marks the index; appends since then are not checked.
-        cur.execute(
-            "SELECT indisclustered FROM pg_index"
-            " WHERE indexrelid = 'memory_term_bitmaps_unique'::regclass"
-        )
-        return bool(cur.fetchone()[0])
 
 
 def check_loader_matches_service() -> None:
@@ -327,9 +303,9 @@ def check_loader_matches_service() -> None:
         )
         stored = cur.fetchall()
     by_key = {r[8]: r for r in stored}
-    for clean, created, seen, _ in rows:
+    for clean, created, seen, tokens in rows:
         got = by_key[clean.fact_key]
-        want = memory_row(got[0], clean, created, seen)
+        want = memory_row(got[0], clean, created, seen, tokens)
         # Compare through str(): SQLite hands timestamps back as text, Postgres as datetimes.
         if [_norm(v) for v in got] != [_norm(v) for v in want]:
             raise SystemExit(f"bulk loader row differs from the service's:\n{got}\n{want}")

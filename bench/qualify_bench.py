@@ -11,7 +11,7 @@ category, top-k capped at 10), pick the few-shot examples, build the messages.
 - without: ``KARANI_MEMORY=off`` (the pre-memory prompt: no recall, no few-shot), measured in
   the same run on the same postings, alternating with the memory run posting by posting so
   machine noise hits both alike;
-- recall only: ``memory.services.recall`` with the same query, to show where the time goes;
+- recall only: ``memory.selectors.recall`` with the same query, to show where the time goes;
 - qualify's own part: the with-memory time minus the time spent inside ``recall`` during that
   same call (the real recall, wrapped in a stopwatch).
 
@@ -226,7 +226,7 @@ def grow_to(size: int) -> int:
 
     from django.db import connection
 
-    from memory import services as memory
+    from memory import selectors, services as memory
 
     have = sum(1 for _ in itertools.islice(memory.iter_all_facts(), size))
     if have >= size:

@@ -4,7 +4,7 @@
     .venv/bin/python bench/recall_bench.py --backend sqlite --sizes 10000,100000,1000000
 
 Paths (same queries, same database, same process):
-- ``recall``: ``memory.services.recall`` end to end (validation, ranking from the token index,
+- ``recall``: ``memory.selectors.recall`` end to end (validation, ranking from the token index,
   fetching the rows) — what every caller gets.
 - ``naive``: no index at all — load every live fact of the scope and rank it in Python with
   the same tokenizer and score. It returns exactly recall's results; the script checks that
@@ -63,7 +63,7 @@ def _pct(values: list[float], p: float) -> float:
 def bench_size(size: int, args, log) -> list[dict]:
     import ledgergen
 
-    from memory import services
+    from memory import selectors
 
     benchdb.use_size(size, args.size_list)
     benchdb.grow_to(size, log=log)
@@ -73,7 +73,7 @@ def bench_size(size: int, args, log) -> list[dict]:
     warm, qs = qs[: args.warmup], qs[args.warmup :]
 
     def recall(q):
-        r = services.recall(query=q.query, company=q.company, limit=args.limit)
+        r = selectors.recall(query=q.query, company=q.company, limit=args.limit)
         return [(f.id, f.score) for f in r.results]
 
     def naive(q):

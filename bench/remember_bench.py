@@ -10,13 +10,17 @@ Runs on a copy of the 100k-fact recall bench ledger when there is one (else a fr
 - ``remember (duplicate)``: the same facts again — validation, then a touch.
 - ``validate only``: ``services.validate_fact`` alone (where the CPU goes, no database).
 - ``bare insert``: ``Memory.objects.create`` with precomputed fields, no validation, no
-  dedupe, no index — the floor a single-row insert costs on this database.
+  dedupe — the floor a single-row insert costs on this database.
+- ``N writers``: N separate processes each remember ``--count`` distinct new facts at once;
+  throughput is all their facts over the wall time from the first start to the last finish.
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,11 +62,64 @@ def _pct(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
 
 
+def _worker(chunk: int, count: int, start_at: float) -> None:
+    """One writer process: remember ``count`` facts of its own chunk, report its timings."""
+    sys.path.insert(0, str(benchdb.ROOT))
+    import django
+
+    django.setup()
+    import ledgergen
+
+    from memory import services
+
+    facts = ledgergen.chunk(chunk)[:count]
+    services.remember(text="warm-up " + str(chunk))  # connect before the start line
+    while time.time() < start_at:
+        time.sleep(0.001)
+    t0 = time.time()
+    for f in facts:
+        services.remember(text=f.text, kind=f.kind, company=f.company)
+    print(json.dumps({"start": t0, "end": time.time(), "n": len(facts)}))
+
+
+def _writers(n: int, count: int, first_chunk: int) -> float:
+    """Facts per second with ``n`` writer processes running at once."""
+    from django.db import connection
+
+    env = dict(os.environ)
+    if connection.vendor == "postgresql":
+        env["DATABASE_URL"] = f"{benchdb.PG_BASE}/{connection.settings_dict['NAME']}"
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
+    start_at = time.time() + 3 + n  # every process is up and connected by then
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(first_chunk + i), str(count), str(start_at)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n)
+    ]
+    reports = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"writer process failed (exit {proc.returncode})")
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    wall = max(r["end"] for r in reports) - min(r["start"] for r in reports)
+    return sum(r["n"] for r in reports) / wall
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
+        _worker(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=["postgres", "sqlite"], required=True)
     parser.add_argument("--count", type=int, default=300, help="facts per path")
     parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--writers", default="1,4", help="concurrent writer processes to compare")
     args = parser.parse_args()
 
     from rich.console import Console
@@ -125,6 +182,17 @@ def main() -> None:
             f"{_pct(times, 95):.2f}",
             f"{1000 * len(times) / sum(times):,.0f}",
         )
+    console.print(table)
+
+    # Distinct chunks per run and per writer, none of them part of a bench ledger.
+    counts = [int(n) for n in args.writers.split(",") if n]
+    rates = {n: _writers(n, args.count, 910 + 10 * i) for i, n in enumerate(counts)}
+    table = Table(title=f"concurrent writers of distinct new facts, {args.backend}")
+    for col in ("writers", "facts / s", "vs 1 writer"):
+        table.add_column(col, justify="right")
+    one = rates.get(1)
+    for n, rate in rates.items():
+        table.add_row(str(n), f"{rate:,.0f}", f"{rate / one:.2f}x" if one else "-")
     console.print(table)
 
 

@@ -1,13 +1,15 @@
-"""Deterministic keyword recall over the term bitmaps (basic mode, and mem0's fallback).
+"""Deterministic keyword recall (basic mode, and the semantic index's fallback).
 
 Score = distinct query words found in the fact, plus ``COMPANY_BOOST`` when the fact's
 company is named in the query. Ties go to the most recently seen fact, then the highest id,
-so the same ledger and query always give the same order.
+so the same ledger and query always give the same order. The database's own full-text index
+finds the facts carrying each word (docs/keyword-recall.md); counting them is the score.
 """
 
 from dataclasses import dataclass
 
-from memory import bitmaps
+from django.db import connection
+
 from memory import text as textmod
 from memory.models import Memory
 
@@ -17,10 +19,18 @@ _MAX_COMPANY_WORDS = 8
 _MAX_QUERY_PIECES = 64
 _EDGE_PUNCT = ".,;:!?\"'()[]{}<>«»“”‘’"
 
-
-# What recall shows of a fact, in this order. On Postgres the ranking reads these rows along
-# with its tie-break (bitmaps.top_k), so services._materialise has nothing left to fetch.
+# What recall shows of a fact, in this order.
 ROW_FIELDS = ("id", "text", "kind", "company", "ref", "created_at", "last_seen_at")
+
+# The live facts carrying one word, per database: a GIN index over the terms array on
+# PostgreSQL, the FTS5 table on SQLite (both from migration 0012).
+_WORD_MATCH = {
+    "postgresql": (
+        "SELECT id FROM memories WHERE deleted_at IS NULL"
+        " AND string_to_array(terms, ' ') @> ARRAY[%s]::text[]"
+    ),
+    "sqlite": "SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH %s",
+}
 
 
 @dataclass(frozen=True)
@@ -45,11 +55,7 @@ def company_candidates(query: str) -> set[str]:
 
 
 def named_company_keys(query: str, scope_key: str | None) -> list[str]:
-    """Company keys (of live facts, within scope) that the query names word for word.
-
-    The readable definition, used by the naive scan (bench/recall_bench.py) and the
-    equivalence tests; search() gets the same answer from the bitmap read itself.
-    """
+    """Company keys (of live facts, within scope) that the query names word for word."""
     candidates = company_candidates(query)
     if scope_key is not None:
         return [scope_key] if scope_key in candidates else []
@@ -63,22 +69,70 @@ def named_company_keys(query: str, scope_key: str | None) -> list[str]:
     return sorted(found)
 
 
+def _word_param(token: str) -> str:
+    if connection.vendor == "sqlite":
+        # An FTS5 string: the word as one quoted phrase, so no word is read as an operator.
+        return '"' + token.replace('"', '""') + '"'
+    return token
+
+
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Top ``limit`` live facts for ``query`` within the scope, best first.
 
-    Scores every fact at once from the term bitmaps (memory.bitmaps), so the cost follows
-    the number of query words, not how common they are. tests/test_ledger_recall_equivalence
-    holds the readable reference: the same ranking computed in Python from every fact.
+    tests/test_ledger_recall_equivalence holds the readable reference: the same ranking
+    computed in Python from every fact.
     """
     tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
     candidates = company_candidates(query)
     if company_key is not None:
         named = [company_key] if company_key in candidates else []
     else:
-        # Every candidate: a key that no live fact carries has no bits, so the bitmap read
-        # itself tells which companies the query names (no query on the memories table).
+        # A key no live fact carries matches nothing, so every candidate can go in as is.
         named = sorted(candidates)
-    ranked = bitmaps.top_k(
-        tokens=tokens, named=named, scope=company_key, limit=limit, columns=ROW_FIELDS
+    if not tokens and not named:
+        return []
+    match = _WORD_MATCH[connection.vendor]
+    parts = [match] * len(tokens)
+    params: list = [_word_param(t) for t in tokens]
+    if named:
+        # One more point for each fact of a company the query names.
+        parts.append(
+            "SELECT id FROM memories WHERE deleted_at IS NULL AND company_key IN ("
+            + ", ".join(["%s"] * len(named))
+            + ")"
+        )
+        params.extend(named)
+    scope = ""
+    if company_key is not None:
+        scope = " AND (m.company_key = %s OR m.company_key IS NULL)"
+        params.append(company_key)
+    columns = ", ".join(f"m.{name}" for name in ROW_FIELDS)
+    sql = (
+        f"SELECT {columns}, hits.score FROM (SELECT id, COUNT(*) AS score"
+        f" FROM ({' UNION ALL '.join(parts)}) AS words GROUP BY id) AS hits"
+        f" JOIN memories m ON m.id = hits.id WHERE m.deleted_at IS NULL{scope}"
+        " ORDER BY hits.score DESC, m.last_seen_at DESC, m.id DESC LIMIT %s"
     )
-    return [Hit(memory_id=mid, score=float(score), row=row) for mid, score, row in ranked]
+    params.append(limit)
+    # raw() runs the database's own query and still converts each column as the ORM would.
+    facts = Memory.all_objects.raw(sql, params)
+    return [
+        Hit(
+            memory_id=fact.pk,
+            score=float(fact.score),
+            row=tuple(getattr(fact, name) for name in ROW_FIELDS),
+        )
+        for fact in facts
+    ]
+
+
+def index_missing() -> str | None:
+    """Why keyword recall cannot work on this ledger (its index is gone), or None."""
+    probe = {
+        "postgresql": "SELECT to_regclass('memories_live_terms') IS NOT NULL",
+        "sqlite": "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'memories_fts'",
+    }[connection.vendor]
+    with connection.cursor() as cursor:
+        cursor.execute(probe)
+        present = cursor.fetchone()[0]
+    return None if present else "the full-text index is missing: run `karani migrate`"

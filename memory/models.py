@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from memory import text as textmod
 from memory.softdelete import LiveManager, SoftDeleteModel, SoftDeleteQuerySet
 
 
@@ -37,6 +38,12 @@ class MemoryQuerySet(SoftDeleteQuerySet):
     def delete(self):  # type: ignore[override]
         raise TypeError("facts are never hard-deleted; use memory.services.forget()")
 
+    def bulk_create(self, objs, *args, **kwargs):  # type: ignore[no-untyped-def]
+        objs = list(objs)
+        for obj in objs:
+            obj.fill_terms()
+        return super().bulk_create(objs, *args, **kwargs)
+
     def update(self, **kwargs):  # type: ignore[no-untyped-def]
         frozen = sorted(set(kwargs) & set(FROZEN_FIELDS))
         if frozen:
@@ -57,6 +64,7 @@ FROZEN_FIELDS = (
     "created_at",
     "supersedes",
     "supersedes_id",
+    "terms",
 )
 
 
@@ -88,6 +96,11 @@ class Memory(SoftDeleteModel):
         related_name="superseded_by",
         editable=False,
     )
+
+    # The fact's content words (memory.text.tokens), space-separated: what the database's
+    # full-text index holds for keyword recall (a GIN index on PostgreSQL, FTS5 on SQLite,
+    # both created by migration 0012). Set by save() and bulk_create() from the text.
+    terms = models.TextField(blank=True, default="", editable=False)
 
     # Semantic index bookkeeping (KARANI_MEMORY=mem0). indexed_at null on a live row means
     # the write is pending: `reindex --pending` catches it up.
@@ -123,19 +136,11 @@ class Memory(SoftDeleteModel):
             ),
         ]
         indexes = [
-            # Keyword recall's company boost and scoped listing: live facts of one company,
-            # newest first.
+            # Keyword recall's company boost and scope: live facts of one company.
             models.Index(
                 fields=["company_key", "-last_seen_at", "-id"],
                 condition=Q(deleted_at__isnull=True),
                 name="memories_live_company_recent",
-            ),
-            # Keyword recall's recency walk (memory.topk): live facts newest first, across
-            # all companies.
-            models.Index(
-                fields=["-last_seen_at", "-id"],
-                condition=Q(deleted_at__isnull=True),
-                name="memories_live_recent",
             ),
             # Pending index work: live rows not yet in the semantic index.
             models.Index(
@@ -154,7 +159,13 @@ class Memory(SoftDeleteModel):
     def __str__(self) -> str:
         return self.text if len(self.text) <= 80 else self.text[:77] + "..."
 
+    def fill_terms(self) -> None:
+        if not self.terms:
+            self.terms = " ".join(textmod.tokens(self.text))
+
     def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if self._state.adding:
+            self.fill_terms()
         loaded = getattr(self, "_as_loaded", None)
         if loaded and not self._state.adding:
             changed = [name for name, value in loaded.items() if getattr(self, name) != value]
@@ -189,27 +200,3 @@ class Memory(SoftDeleteModel):
         if hasattr(self, "superseded_by"):
             return "superseded"
         return "deleted"
-
-
-class TermBitmap(models.Model):
-    """The keyword index as bitsets: which live facts of an id block carry a term.
-
-    term is "w:<word>", "c:<company key>" or "g" (global facts); block = id // 8192 and
-    bits holds those facts, as 8,192 bits (bit i for fact block * 8192 + i) or, when few, as
-    their offsets (memory.bitmaps.encode). Maintained at write time
-    (memory.bitmaps); recall adds them up to score every fact at once.
-    """
-
-    term = models.CharField(max_length=210)
-    block = models.BigIntegerField()
-    bits = models.BinaryField()
-
-    class Meta:
-        db_table = "memory_term_bitmaps"
-        constraints = [
-            # Recall reads all blocks of a few terms; writers upsert (term, block).
-            models.UniqueConstraint(fields=["term", "block"], name="memory_term_bitmaps_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.term} @ {self.block}"

@@ -73,3 +73,23 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     return lines[0]
+
+
+def indexed_words(memory_id: int) -> set[str]:
+    """The words of a fact that the database's own full-text index finds it by.
+
+    Asks the index itself (memory.keyword's per-word query), so a deleted fact, or one the
+    index never saw, has none.
+    """
+    from memory import keyword
+    from memory.models import Memory
+
+    terms = Memory.all_objects.get(pk=memory_id).terms.split()
+    match = keyword._WORD_MATCH[connection.vendor]
+    found = set()
+    with connection.cursor() as cursor:
+        for word in terms:
+            cursor.execute(match, [keyword._word_param(word)])
+            if any(row[0] == memory_id for row in cursor.fetchall()):
+                found.add(word)
+    return found

@@ -3,7 +3,7 @@
 import pytest
 from ledger_helpers import counts
 
-from memory import services
+from memory import selectors, services
 from memory.errors import MemoryInputError
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_it_refuses_nul_and_other_control_characters(ledger_with_one_fact, text)
 def test_it_keeps_joiners_that_build_emoji_and_words(text):
     result = services.remember(text=text)
     assert result.created is True
-    assert services.get_fact(id=result.id).text == text
+    assert selectors.get_fact(id=result.id).text == text
 
 
 @pytest.mark.parametrize("text", [None, 42, b"bytes", ["list"]])

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 from ledger_helpers import KARANI, REPO, child_env, children_database_url
 
-from memory import services
+from memory import selectors, services
 from memory.models import Memory
 
 N = 8
@@ -101,7 +101,7 @@ def test_it_leaves_one_live_row_seen_n_times_when_n_processes_write_the_same_fac
     row = Memory.objects.get()
     assert row.seen_count == N
     assert Memory.all_objects.count() == 1
-    assert [r.id for r in services.recall(query="async").results] == [row.pk]
+    assert [r.id for r in selectors.recall(query="async").results] == [row.pk]
 
 
 @pytest.mark.postgres

@@ -5,11 +5,11 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from ledger_helpers import counts
+from ledger_helpers import counts, indexed_words
 
-from memory import bitmaps, services
+from memory import selectors, services
 from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
-from memory.models import Memory, TermBitmap
+from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
 
@@ -33,10 +33,7 @@ def _snapshot():
             "pk", "text", "deleted_at", "delete_reason", "supersedes_id", "seen_count"
         )
     )
-    index = sorted(
-        (term, block, bytes(bitmaps.decode(bytes(bits))))
-        for term, block, bits in TermBitmap.objects.values_list("term", "block", "bits")
-    )
+    index = {row["pk"]: indexed_words(row["pk"]) for row in rows}
     return rows, index
 
 
@@ -75,9 +72,9 @@ def test_it_soft_deletes_the_old_row_and_supersedes_it(fact):
 
 def test_it_moves_the_keyword_index_to_the_new_row(fact):
     new = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
-    assert bitmaps.terms_of(fact.pk) == set()
-    assert services.recall(query="fully").results == []
-    assert [r.id for r in services.recall(query="hybrid").results] == [new.pk]
+    assert indexed_words(fact.pk) == set()
+    assert selectors.recall(query="fully").results == []
+    assert [r.id for r in selectors.recall(query="hybrid").results] == [new.pk]
 
 
 def test_it_corrects_a_correction_into_a_chain(fact):
@@ -97,25 +94,24 @@ def test_it_rolls_back_the_soft_delete_when_the_new_row_fails(fact, monkeypatch)
     def broken_write(*args, **kwargs):
         raise RuntimeError("injected fault after the soft delete")
 
-    monkeypatch.setattr(services, "_write", broken_write)
+    monkeypatch.setattr(services, "write_fact", broken_write)
     with pytest.raises(RuntimeError, match="injected fault"):
         services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
     assert _snapshot() == before
     assert Memory.objects.get(pk=fact.pk).deleted_at is None
 
 
-def test_it_rolls_back_everything_when_indexing_the_new_row_fails(fact, monkeypatch):
-    # The fault strikes once the new row and its keyword bits are written: on PostgreSQL
-    # both are karani_remember()'s one statement, on SQLite _index_keywords sets the bits.
+def test_it_rolls_back_everything_when_the_correction_fails_after_the_new_row(fact, monkeypatch):
+    # The fault strikes once the new row (and, by the database, its keyword index entry) is
+    # written: the soft delete, the new row and the index all roll back together.
     before = _snapshot()
-    target = "_write_pg" if connection.vendor == "postgresql" else "_index_keywords"
-    real = getattr(services, target)
+    real = services.write_fact
 
     def write_then_fail(*args, **kwargs):
         real(*args, **kwargs)
-        raise RuntimeError("injected fault while indexing")
+        raise RuntimeError("injected fault after the new row")
 
-    monkeypatch.setattr(services, target, write_then_fail)
+    monkeypatch.setattr(services, "write_fact", write_then_fail)
     with pytest.raises(RuntimeError, match="injected fault"):
         services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed")
     assert _snapshot() == before
@@ -196,8 +192,8 @@ def test_it_soft_deletes_with_the_reason_and_keeps_the_row(fact):
     assert (row.delete_reason, row.deleted_by, row.status) == ("no longer true", "me", "deleted")
     assert row.text == fact.text
     assert not Memory.objects.filter(pk=fact.pk).exists()
-    assert bitmaps.terms_of(fact.pk) == set()
-    assert services.recall(query="remote").results == []
+    assert indexed_words(fact.pk) == set()
+    assert selectors.recall(query="remote").results == []
 
 
 @pytest.mark.parametrize("reason", [None, "", "  \n"])

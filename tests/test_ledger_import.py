@@ -7,9 +7,9 @@ insert collides with a concurrent writer (IntegrityError). Both must count the s
 from datetime import UTC, datetime
 
 import pytest
-from ledger_helpers import counts
+from ledger_helpers import counts, indexed_words
 
-from memory import bitmaps, services
+from memory import selectors, services, transfer
 from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_it_creates_facts_with_their_fields():
     assert rows["Got an offer"].created_at == datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
     assert (rows["Fit noted"].fit_score, rows["Fit noted"].source) == (55, "verdict")
     # Indexed like any other write.
-    assert [r.text for r in services.recall(query="offer").results] == ["Got an offer"]
+    assert [r.text for r in selectors.recall(query="offer").results] == ["Got an offer"]
 
 
 def test_it_touches_lines_that_duplicate_a_live_fact():
@@ -114,7 +114,7 @@ def test_it_writes_nothing_for_a_file_of_only_bad_records():
 
 def _race_after_live_check(monkeypatch, text: str, **kwargs):
     """A concurrent writer commits ``text`` between the batch's live check and its insert."""
-    real = services._live_twins
+    real = transfer._live_twins
     bulk = Memory.all_objects.bulk_create
     calls = {"raced": 0, "bulk": 0}
 
@@ -129,7 +129,7 @@ def _race_after_live_check(monkeypatch, text: str, **kwargs):
         calls["bulk"] += 1
         return bulk(*args, **kw)
 
-    monkeypatch.setattr(services, "_live_twins", check_then_race)
+    monkeypatch.setattr(transfer, "_live_twins", check_then_race)
     monkeypatch.setattr(Memory.all_objects, "bulk_create", counting_bulk_create)
     return calls
 
@@ -144,7 +144,7 @@ def test_it_falls_back_to_row_by_row_when_a_concurrent_writer_wins(monkeypatch):
         "Likes Rust": 1,
     }
     rust = Memory.objects.get(text="Likes Rust")
-    assert bitmaps.terms_of(rust.pk) == {"w:likes", "w:rust", "g"}
+    assert indexed_words(rust.pk) == {"likes", "rust"}
 
 
 def test_it_counts_each_touch_once_in_the_fallback(monkeypatch):
@@ -169,16 +169,16 @@ def test_it_counts_each_touch_once_in_the_fallback(monkeypatch):
 
 
 def test_it_rolls_back_only_the_failing_batch(monkeypatch):
-    real = services._index_keywords
+    real = transfer._live_twins
     calls = {"n": 0}
 
-    def fail_second_batch(memories):
+    def fail_second_batch(keys):
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("injected fault in batch 2")
-        real(memories)
+        return real(keys)
 
-    monkeypatch.setattr(services, "_index_keywords", fail_second_batch)
+    monkeypatch.setattr(transfer, "_live_twins", fail_second_batch)
     with pytest.raises(RuntimeError, match="injected fault"):
         _import(
             {"text": "batch one a"}, {"text": "batch one b"}, {"text": "batch two a"}, batch_size=2

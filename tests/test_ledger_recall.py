@@ -5,10 +5,9 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
-from memory import services
+from memory import selectors, services
 from memory.errors import MemoryInputError
 from memory.models import Memory
 
@@ -20,11 +19,11 @@ def _remember(text: str, **kwargs) -> int:
 
 
 def _ids(query: str, **kwargs) -> list[int]:
-    return [r.id for r in services.recall(query=query, **kwargs).results]
+    return [r.id for r in selectors.recall(query=query, **kwargs).results]
 
 
 def _scores(query: str, **kwargs) -> dict[int, float]:
-    return {r.id: r.score for r in services.recall(query=query, **kwargs).results}
+    return {r.id: r.score for r in selectors.recall(query=query, **kwargs).results}
 
 
 def _seen(memory_id: int, minutes_ago: int) -> None:
@@ -195,9 +194,9 @@ def test_it_gives_the_same_order_every_time():
         _remember(f"remote role {i % 3} platform {i}", company=["Acme", "Globex", None][i % 3])
     same = timezone.now() - timedelta(hours=1)
     Memory.all_objects.update(last_seen_at=same)
-    first = services.recall(query="acme remote platform 1", limit=20).to_dict()
+    first = selectors.recall(query="acme remote platform 1", limit=20).to_dict()
     for _ in range(5):
-        assert services.recall(query="acme remote platform 1", limit=20).to_dict() == first
+        assert selectors.recall(query="acme remote platform 1", limit=20).to_dict() == first
     scores = [r["score"] for r in first["results"]]
     assert scores == sorted(scores, reverse=True)
 
@@ -280,7 +279,7 @@ def test_it_returns_up_to_100_results():
 def test_it_refuses_any_other_limit(limit, message):
     _remember("remote role")
     with pytest.raises(MemoryInputError) as caught:
-        services.recall(query="remote", limit=limit)
+        selectors.recall(query="remote", limit=limit)
     assert str(caught.value) == message
 
 
@@ -298,7 +297,7 @@ def test_it_refuses_any_other_limit(limit, message):
 )
 def test_it_refuses_a_bad_query_or_company(query, company, message):
     with pytest.raises(MemoryInputError, match=message):
-        services.recall(query=query, company=company)
+        selectors.recall(query=query, company=company)
 
 
 # --- deleted facts ------------------------------------------------------------------------
@@ -333,9 +332,9 @@ def test_it_drops_a_fact_deleted_between_ranking_and_fetch(monkeypatch):
     assert _ids("remote") == [keep]
 
 
-def test_its_keyword_hits_carry_the_rows_recall_shows_on_postgres():
-    # Postgres reads the winners' rows in the statement that ranks them (one snapshot, one
-    # round trip less); the rows must be exactly what the ORM reads.
+def test_its_keyword_hits_carry_the_rows_the_orm_reads():
+    # The ranking query reads the winners' rows itself (one snapshot, one round trip less);
+    # they must be exactly what the ORM reads, converted the same way on both databases.
     from memory import keyword
 
     for i in range(3):
@@ -343,9 +342,6 @@ def test_its_keyword_hits_carry_the_rows_recall_shows_on_postgres():
     hits = keyword.search(query="remote acme", company_key=None, limit=5)
     assert len(hits) == 3
     for hit in hits:
-        if connection.vendor != "postgresql":
-            assert hit.row is None
-            continue
         expected = Memory.objects.filter(pk=hit.memory_id).values_list(*keyword.ROW_FIELDS)
         assert hit.row == expected.get()
 
@@ -357,7 +353,7 @@ def test_it_returns_every_field_of_a_result():
     fact = services.remember(
         text="Remote platform team", kind="outcome", company="Acme", ref="qualification:9"
     )
-    result = services.recall(query="remote platform").to_dict()
+    result = selectors.recall(query="remote platform").to_dict()
     row = Memory.objects.get(pk=fact.id)
     assert result == {
         "mode": "basic",
@@ -382,7 +378,7 @@ def test_it_returns_nothing_when_memory_is_off_but_still_writes(settings):
     written = services.remember(text="Remote platform team")
     assert written.created
     assert Memory.objects.filter(pk=written.id).exists()
-    result = services.recall(query="remote platform")
+    result = selectors.recall(query="remote platform")
     assert (result.mode, result.fallback, result.results) == ("off", False, [])
     # Turning memory back on loses nothing.
     settings.KARANI_MEMORY = "basic"
@@ -392,4 +388,4 @@ def test_it_returns_nothing_when_memory_is_off_but_still_writes(settings):
 def test_it_still_validates_when_memory_is_off(settings):
     settings.KARANI_MEMORY = "off"
     with pytest.raises(MemoryInputError):
-        services.recall(query="remote", limit=0)
+        selectors.recall(query="remote", limit=0)

@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from memory import modes, services
+from memory import keyword, modes
 from memory.models import Memory
 from memory.semantic import config as cfgmod
 from memory.semantic.config import SemanticUnavailable
@@ -61,28 +61,17 @@ def _ledger(report: Report) -> None:
         report.checks.append(Check("ledger", False, f"{where}: {_first_line(exc)}"))
 
 
-# Below this correlation of term with the table's physical order, recall reads noticeably
-# more pages than after `karani compact` (bench/bitmap_layout.py).
-COMPACT_BELOW = 0.9
-
-
 def _keyword_index(report: Report) -> None:
-    # Advice, never a failure: a scattered index is slower, not wrong.
     try:
-        found = services.keyword_index_layout()
+        missing = keyword.index_missing()
     except Exception as exc:
         report.checks.append(Check("keyword index", False, _first_line(exc)))
         return
-    order = found["term_order"]
-    if connection.vendor != "postgresql":
-        detail = f"{found['rows']} rows (SQLite keeps them in id order)"
-    elif order is None:
-        detail = f"{found['rows']} rows (no statistics yet: ANALYZE or wait for autovacuum)"
+    if missing:
+        report.checks.append(Check("keyword index", False, missing))
     else:
-        detail = f"{found['rows']} rows, term order {order:.2f}" + (
-            " (run `karani compact`)" if order < COMPACT_BELOW else ""
-        )
-    report.checks.append(Check("keyword index", True, detail))
+        kind = "GIN" if connection.vendor == "postgresql" else "FTS5"
+        report.checks.append(Check("keyword index", True, f"{kind} full-text index present"))
 
 
 def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:

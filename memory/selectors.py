@@ -1,0 +1,140 @@
+"""The one door for reads from memory: recall, get_fact, list_facts.
+
+Keyword-only, validated like the writes (``memory.validation``), raising ``memory.errors``
+exceptions with one-line messages.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+
+from memory import index, keyword, modes
+from memory.errors import FactNotFound
+from memory.models import Kind, Memory, Source
+from memory.validation import (
+    DEFAULT_LIMIT,
+    clean_choice,
+    clean_company,
+    clean_id,
+    clean_limit,
+    clean_text,
+)
+
+LIST_STATUSES = ("live", "deleted", "all")
+
+
+@dataclass(frozen=True)
+class RecalledFact:
+    id: int
+    text: str
+    kind: str
+    company: str | None
+    score: float
+    ref: str | None
+    created_at: datetime
+    last_seen_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "kind": self.kind,
+            "company": self.company,
+            "score": round(self.score, 6),
+            "ref": self.ref,
+            "created_at": self.created_at.isoformat(),
+            "last_seen_at": self.last_seen_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    mode: str
+    fallback: bool
+    results: list[RecalledFact]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "fallback": self.fallback,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT) -> RecallResult:
+    """Ranked live facts for a query, scoped to a company (plus global facts) when given."""
+    query = clean_text(query, what="query")
+    _, company_key = clean_company(company)
+    limit = clean_limit(limit)
+    mode = modes.current()
+    if mode == modes.OFF:
+        return RecallResult(mode=mode, fallback=False, results=[])
+    if mode == modes.MEM0:
+        # Candidates may be stale (a vector of a since-forgotten fact): _materialise keeps
+        # live rows only. None means the index is down: fall back to keyword (ADR 0009).
+        semantic = index.search(query=query, company_key=company_key, limit=limit)
+        if semantic is not None:
+            return RecallResult(mode=mode, fallback=False, results=_materialise(semantic)[:limit])
+    hits = keyword.search(query=query, company_key=company_key, limit=limit)
+    return RecallResult(mode=mode, fallback=mode == modes.MEM0, results=_materialise(hits))
+
+
+def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
+    # Keyword hits carry their rows already; semantic hits never do.
+    missing = [h.memory_id for h in hits if h.row is None]
+    rows = {}
+    if missing:
+        found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
+        rows = {row[0]: row for row in found}
+    out = []
+    for hit in hits:
+        row = hit.row or rows.get(hit.memory_id)
+        if row is None:  # deleted between ranking and fetch: never return a dead fact
+            continue
+        pk, text, kind, company, ref, created_at, last_seen_at = row
+        out.append(
+            RecalledFact(
+                id=pk,
+                text=text,
+                kind=kind,
+                company=company,
+                score=hit.score,
+                ref=ref,
+                created_at=created_at,
+                last_seen_at=last_seen_at,
+            )
+        )
+    return out
+
+
+def get_fact(*, id: int) -> Memory:
+    """One fact by id, live or deleted (the audit view)."""
+    try:
+        return Memory.all_objects.select_related("supersedes").get(pk=clean_id(id))
+    except Memory.DoesNotExist:
+        raise FactNotFound(f"no fact with id {id}") from None
+
+
+def list_facts(
+    *,
+    kind: str | None = None,
+    company: str | None = None,
+    source: str | None = None,
+    status: str = "live",
+) -> QuerySet[Memory]:
+    """Facts for browsing (API listing), newest id first; ``company`` means that company only."""
+    status = clean_choice(status, what="status", choices=list(LIST_STATUSES))
+    rows = Memory.all_objects.select_related("superseded_by").order_by("-id")
+    if status == "live":
+        rows = rows.alive()
+    elif status == "deleted":
+        rows = rows.deleted()
+    if kind is not None:
+        rows = rows.filter(kind=clean_choice(kind, what="kind", choices=Kind.values))
+    if source is not None:
+        rows = rows.filter(source=clean_choice(source, what="source", choices=Source.values))
+    if company is not None:
+        rows = rows.filter(company_key=clean_company(company)[1])
+    return rows

@@ -1,0 +1,165 @@
+"""Checks every write and read runs before it touches the database.
+
+Each ``clean_*`` returns the normalised value or raises ``MemoryInputError`` naming the
+field, with a one-line message a person can act on.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory import text as textmod
+from memory.credentials import find_secrets
+from memory.errors import MemoryInputError, SecretRefused
+from memory.models import Kind, Source
+
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 100
+MAX_REASON_CHARS = 500
+MAX_REF_CHARS = 200
+MAX_COMPANY_CHARS = 200
+MAX_ACTOR_CHARS = 150
+
+
+@dataclass(frozen=True)
+class CleanFact:
+    text: str
+    kind: str
+    company: str | None
+    company_key: str | None
+    source: str
+    fit_score: int | None
+    ref: str | None
+    fact_key: str
+
+
+def clean_text(value: Any, *, what: str = "text", max_chars: int = textmod.MAX_TEXT_CHARS) -> str:
+    if not isinstance(value, str):
+        raise MemoryInputError(f"{what} must be a string", field=what)
+    if textmod.has_control_chars(value):
+        raise MemoryInputError(f"{what} contains NUL or other control characters", field=what)
+    stripped = value.strip()
+    if not stripped:
+        raise MemoryInputError(f"{what} is empty", field=what)
+    if len(stripped) > max_chars:
+        raise MemoryInputError(
+            f"{what} is {len(stripped)} characters; the limit is {max_chars}", field=what
+        )
+    return stripped
+
+
+def clean_company(value: Any) -> tuple[str | None, str | None]:
+    """(display name, key) for a company, or (None, None) for global."""
+    if value is None:
+        return None, None
+    if not isinstance(value, str):
+        raise MemoryInputError("company must be a string", field="company")
+    if textmod.has_control_chars(value):
+        raise MemoryInputError("company contains NUL or other control characters", field="company")
+    display = textmod.collapse(value)
+    key = textmod.company_key(value)
+    if not key:
+        raise MemoryInputError(
+            "company name is empty after normalisation; omit it for a global fact", field="company"
+        )
+    # The key can outgrow the name ("ß" casefolds to "ss"); both share the column limit.
+    if max(len(display), len(key)) > MAX_COMPANY_CHARS:
+        raise MemoryInputError(
+            f"company is longer than {MAX_COMPANY_CHARS} characters", field="company"
+        )
+    return display, key
+
+
+def clean_choice(value: Any, *, what: str, choices: list[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise MemoryInputError(
+            f"unknown {what} {value!r}; use one of: {', '.join(choices)}", field=what
+        )
+    return value
+
+
+def clean_fit_score(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryInputError("fit score must be a whole number from 0 to 100", field="fit_score")
+    if not 0 <= value <= 100:
+        raise MemoryInputError(f"fit score {value} is outside 0-100", field="fit_score")
+    return value
+
+
+def clean_ref(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return clean_text(value, what="ref", max_chars=MAX_REF_CHARS)
+
+
+def clean_reason(value: Any) -> str:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise MemoryInputError("a reason is required", field="reason")
+    return clean_text(value, what="reason", max_chars=MAX_REASON_CHARS)
+
+
+def clean_actor(value: Any) -> str:
+    if not value:
+        return ""
+    if not isinstance(value, str):
+        raise MemoryInputError("actor must be a string", field="actor")
+    return value[:MAX_ACTOR_CHARS]
+
+
+def clean_id(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise MemoryInputError(
+            f"fact id must be a positive whole number, not {value!r}", field="id"
+        )
+    return value
+
+
+def clean_limit(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryInputError(f"limit must be a whole number from 1 to {MAX_LIMIT}", field="limit")
+    if not 1 <= value <= MAX_LIMIT:
+        raise MemoryInputError(f"limit {value} is outside 1-{MAX_LIMIT}", field="limit")
+    return value
+
+
+def refuse_secrets(value: str, *, what: str = "text") -> None:
+    found = find_secrets(value)
+    if found:
+        kinds = ", ".join(f.kind for f in found)
+        raise SecretRefused(
+            f"refused: {what} looks like it contains a credential ({kinds}); nothing was stored",
+            field=what,
+            kinds=tuple(f.kind for f in found),
+        )
+
+
+def validate_fact(
+    *,
+    text: Any,
+    kind: Any = Kind.NOTE,
+    company: Any = None,
+    source: Any = Source.TEACH,
+    fit_score: Any = None,
+    ref: Any = None,
+) -> CleanFact:
+    """Everything remember() checks, without writing. Raises MemoryInputError."""
+    clean = clean_text(text)
+    kind = clean_choice(kind, what="kind", choices=Kind.values)
+    source = clean_choice(source, what="source", choices=Source.values)
+    display, key = clean_company(company)
+    score = clean_fit_score(fit_score)
+    ref_clean = clean_ref(ref)
+    refuse_secrets(clean)
+    if ref_clean:
+        refuse_secrets(ref_clean, what="ref")
+    return CleanFact(
+        text=clean,
+        kind=kind,
+        company=display,
+        company_key=key,
+        source=source,
+        fit_score=score,
+        ref=ref_clean,
+        fact_key=textmod.fact_key(text=clean, kind=kind, company_key=key),
+    )
