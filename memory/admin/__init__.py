@@ -33,6 +33,8 @@ DATE_FORMAT = "%Y-%m-%d %H:%M"
 admin.site.site_header = "karani administration"
 admin.site.site_title = "karani admin"
 admin.site.index_title = "The memory ledger"
+# The app list beside every page takes a fifth of a laptop screen from the memories list.
+admin.site.enable_nav_sidebar = False
 
 
 def _when(moment: datetime.datetime | None) -> str:
