@@ -103,16 +103,12 @@ def test_it_asks_holdout_postings_without_memory_and_records_the_arm(
         else:
             assert (q.prompt_version, q.verdict) == (prompts.MEMORY_AWARE, "rejected")
             assert q.fact_count >= 1
-    held_prompts = [
-        r for r in fake_llm.requests if prompts.MEMORY_HEADER not in str(r["messages"])
-    ]
+    held_prompts = [r for r in fake_llm.requests if prompts.MEMORY_HEADER not in str(r["messages"])]
     assert all(prompts.FEW_SHOT_HEADER not in str(r["messages"]) for r in held_prompts)
 
 
 @pytest.mark.django_db
-def test_it_offers_holdout_postings_no_recall_tool_in_agent_mode(
-    llm_settings, fake_llm, profile
-):
+def test_it_offers_holdout_postings_no_recall_tool_in_agent_mode(llm_settings, fake_llm, profile):
     llm_settings.KARANI_MEMORY_HOLDOUT = 0.5
     postings = [make_posting(title=f"Platform engineer {i}") for i in range(12)]
 

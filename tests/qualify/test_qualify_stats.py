@@ -46,5 +46,5 @@ def test_it_gives_no_interval_for_an_empty_sample():
 
 
 def test_it_refuses_more_successes_than_trials():
-    with pytest.raises(ValueError, match="outside 0..5"):
+    with pytest.raises(ValueError, match=r"outside 0\.\.5"):
         stats.wilson(6, 5)
