@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from memory import services
+from memory import selectors, services
 from memory.management.base import KaraniCommand
 
 
@@ -42,12 +42,21 @@ class Command(KaraniCommand):
             action="store_true",
             help="exit 0 even when some lines were rejected (the good lines go in either way)",
         )
+        parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="import only into an empty ledger; otherwise touch nothing (scripts/dev's demo)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         path: Path = opts["file"]
         if not path.is_file():
             raise CommandError(f"no such file: {path}")
+        if opts["if_empty"] and selectors.list_facts(status="all").exists():
+            # Importing again would touch every fact and change what recall ranks as recent.
+            self._print(opts, {"skipped": True}, "the ledger has facts already: nothing imported")
+            return
         bad: list[tuple[int, str]] = []
         if opts["restore"]:
             records = list(_records(path, bad))
