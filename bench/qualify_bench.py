@@ -13,7 +13,10 @@ category, top-k capped at 10), pick the few-shot examples, build the messages.
   machine noise hits both alike;
 - recall only: ``memory.selectors.recall`` with the same query, to show where the time goes;
 - qualify's own part: the with-memory time minus the time spent inside ``recall`` during that
-  same call (the real recall, wrapped in a stopwatch).
+  same call (the real recall, wrapped in a stopwatch);
+- holdout on: ``KARANI_MEMORY_HOLDOUT=0.1``, the same call again, alternating with the two
+  above; for memory-arm postings it is paired with "with memory" (holdout 0, the path as it
+  was before the holdout existed) to give the holdout's own cost. Goal: <= 1 ms p95.
 
 The ledger lives in this bench's own database (``karani_qualify_bench``, or an SQLite file
 in the temp dir) and is loaded once through ``memory.services.import_facts`` in batches
@@ -37,139 +40,39 @@ ROOT = Path(__file__).resolve().parent.parent
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 PG_DB = "karani_qualify_bench"
 GOAL_P95_MS = 10.0
+HOLDOUT_SHARE = 0.1
+HOLDOUT_GOAL_P95_MS = 1.0
+HOLDOUT_ON_MEMORY = "holdout on, memory-arm postings"
+HOLDOUT_EXTRA = "holdout's extra (paired, memory arm)"
+ARM_ALONE = "arm assignment alone (holdout.arm_for)"
 WARMUP = 20
 BATCH = 2000
 
 PREFIXES = [
-    "north",
-    "south",
-    "blue",
-    "red",
-    "iron",
-    "stone",
-    "river",
-    "harbor",
-    "summit",
-    "cedar",
-    "maple",
-    "quantum",
-    "vector",
-    "nimbus",
-    "polar",
-    "solar",
-    "nova",
-    "orbit",
-    "pixel",
-    "cloud",
-    "signal",
-    "beacon",
-    "anchor",
-    "forge",
-    "atlas",
-    "apex",
-    "prism",
-    "helix",
-    "fusion",
-    "swift",
-]
+    "north", "south", "blue", "red", "iron", "stone", "river", "harbor", "summit", "cedar",
+    "maple", "quantum", "vector", "nimbus", "polar", "solar", "nova", "orbit", "pixel", "cloud",
+    "signal", "beacon", "anchor", "forge", "atlas", "apex", "prism", "helix", "fusion", "swift"
+]  # fmt: skip
 SUFFIXES = [
-    "robotics",
-    "labs",
-    "systems",
-    "analytics",
-    "health",
-    "payments",
-    "logistics",
-    "energy",
-    "games",
-    "media",
-    "networks",
-    "security",
-    "software",
-    "devices",
-    "works",
-    "studio",
-    "capital",
-    "mobility",
-    "retail",
-    "markets",
-]
+    "robotics", "labs", "systems", "analytics", "health", "payments", "logistics", "energy",
+    "games", "media", "networks", "security", "software", "devices", "works", "studio",
+    "capital", "mobility", "retail", "markets"
+]  # fmt: skip
 FORMS = ["", " GmbH", " Inc", " AG", " Group"]
 ROLES = [
-    "backend",
-    "frontend",
-    "platform",
-    "data",
-    "ml",
-    "sre",
-    "security",
-    "mobile",
-    "devops",
-    "analytics",
-]
+    "backend", "frontend", "platform", "data", "ml", "sre", "security", "mobile", "devops",
+    "analytics"
+]  # fmt: skip
 WORDS = [
-    "remote",
-    "hybrid",
-    "onsite",
-    "salary",
-    "equity",
-    "interview",
-    "recruiter",
-    "screen",
-    "offer",
-    "rejected",
-    "applied",
-    "team",
-    "culture",
-    "stack",
-    "python",
-    "django",
-    "postgres",
-    "kubernetes",
-    "terraform",
-    "aws",
-    "rust",
-    "golang",
-    "react",
-    "oncall",
-    "pager",
-    "weekend",
-    "overtime",
-    "relocation",
-    "visa",
-    "budget",
-    "bonus",
-    "pension",
-    "parental",
-    "leave",
-    "commute",
-    "travel",
-    "contract",
-    "startup",
-    "enterprise",
-    "senior",
-    "staff",
-    "lead",
-    "manager",
-    "mentoring",
-    "conference",
-    "timezone",
-    "english",
-    "german",
-    "fluent",
-    "flexible",
-    "benefits",
-    "process",
-    "technical",
-    "takehome",
-    "panel",
-    "final",
-    "round",
-    "ghosted",
-    "withdrew",
-    "accepted",
-    "declined",
-]
+    "remote", "hybrid", "onsite", "salary", "equity", "interview", "recruiter", "screen",
+    "offer", "rejected", "applied", "team", "culture", "stack", "python", "django", "postgres",
+    "kubernetes", "terraform", "aws", "rust", "golang", "react", "oncall", "pager", "weekend",
+    "overtime", "relocation", "visa", "budget", "bonus", "pension", "parental", "leave",
+    "commute", "travel", "contract", "startup", "enterprise", "senior", "staff", "lead",
+    "manager", "mentoring", "conference", "timezone", "english", "german", "fluent", "flexible",
+    "benefits", "process", "technical", "takehome", "panel", "final", "round", "ghosted",
+    "withdrew", "accepted", "declined"
+]  # fmt: skip
 
 
 def companies() -> list[str]:
@@ -226,7 +129,7 @@ def grow_to(size: int) -> int:
 
     from django.db import connection
 
-    from memory import selectors, services as memory
+    from memory import services as memory
 
     have = sum(1 for _ in itertools.islice(memory.iter_all_facts(), size))
     if have >= size:
@@ -243,7 +146,6 @@ def grow_to(size: int) -> int:
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute("VACUUM ANALYZE memories")
-            cur.execute("VACUUM ANALYZE memory_term_bitmaps")
         else:
             cur.execute("ANALYZE")
     return have
@@ -314,14 +216,18 @@ def _fixture(n_postings: int, n_history: int):
 def _measure(postings, profile) -> dict[str, list[float]]:
     from django.conf import settings
 
-    from memory import services as memory
-    from qualify import context, services
+    from memory import selectors as memory
+    from qualify import context, holdout, services
 
     timings: dict[str, list[float]] = {
         "with memory": [],
         "without memory": [],
         "recall only": [],
         "qualify's own part (with memory, minus its recall)": [],
+        HOLDOUT_ON_MEMORY: [],
+        "holdout on, holdout-arm postings (pre-memory prompt)": [],
+        HOLDOUT_EXTRA: [],
+        ARM_ALONE: [],
     }
     # The real recall, wrapped in a stopwatch, so the time qualify spends outside memory's
     # service is measured exactly rather than by subtracting two separate runs.
@@ -336,27 +242,48 @@ def _measure(postings, profile) -> dict[str, list[float]]:
             inside_recall[0] += (time.perf_counter() - t) * 1000
 
     memory.recall = timed_recall
+    salt = holdout.salt()
     facts: list[int] = []
     # `qualify` loads the few-shot candidates once per batch; time that once, apart.
     t0 = time.perf_counter()
     pool = context.FewShotPool.load()
     timings["_pool"] = [(time.perf_counter() - t0) * 1000]
     for i, p in enumerate(postings):
-        runs = [("with memory", "basic"), ("without memory", "off")]
-        for label, mode in runs if i % 2 else runs[::-1]:
+        runs = [
+            ("with memory", "basic", 0.0),
+            ("without memory", "off", 0.0),
+            ("holdout on", "basic", HOLDOUT_SHARE),
+        ]
+        shift = i % len(runs)  # rotate the order so machine noise hits each run alike
+        this: dict[str, float] = {}
+        for label, mode, share in runs[shift:] + runs[:shift]:
             settings.KARANI_MEMORY = mode
+            settings.KARANI_MEMORY_HOLDOUT = share
             inside_recall[0] = 0.0
             t0 = time.perf_counter()
             prepared = services.prepare_prompt(posting=p, profile=profile, pool=pool)
-            elapsed = (time.perf_counter() - t0) * 1000
-            if i >= WARMUP:
-                timings[label].append(elapsed)
-                if mode == "basic":
-                    own = "qualify's own part (with memory, minus its recall)"
-                    timings[own].append(elapsed - inside_recall[0])
-            if mode == "basic":
+            this[label] = (time.perf_counter() - t0) * 1000
+            if label == "with memory":
                 facts.append(len(prepared.facts))
                 assert prepared.memory_error is None, prepared.memory_error
+                own = this[label] - inside_recall[0]
+        if i >= WARMUP:
+            timings["with memory"].append(this["with memory"])
+            timings["without memory"].append(this["without memory"])
+            timings["qualify's own part (with memory, minus its recall)"].append(own)
+            if holdout.position(p.pk, salt_value=salt) >= HOLDOUT_SHARE:
+                timings[HOLDOUT_ON_MEMORY].append(this["holdout on"])
+                timings[HOLDOUT_EXTRA].append(this["holdout on"] - this["with memory"])
+            else:
+                label = "holdout on, holdout-arm postings (pre-memory prompt)"
+                timings[label].append(this["holdout on"])
+        # The only work the holdout adds to prepare_prompt, timed alone.
+        settings.KARANI_MEMORY_HOLDOUT = HOLDOUT_SHARE
+        t0 = time.perf_counter()
+        holdout.arm_for(p.pk)
+        if i >= WARMUP:
+            timings[ARM_ALONE].append((time.perf_counter() - t0) * 1000)
+        settings.KARANI_MEMORY_HOLDOUT = 0.0
         settings.KARANI_MEMORY = "basic"
         t0 = time.perf_counter()
         real_recall(query=context.recall_query(p), company=p.company.name, limit=context.fact_cap())
@@ -385,6 +312,9 @@ def main() -> None:
     from rich.table import Table
 
     settings.KARANI_MEMORY_TOP_K = 5
+    from qualify import holdout
+
+    holdout.salt()  # committed (and so cached) as in production, outside the rollback
     with transaction.atomic():
         postings, profile = _fixture(args.postings + WARMUP, args.history)
         timings = _measure(postings, profile)
@@ -403,6 +333,8 @@ def main() -> None:
     for column in ("path", "median ms", "p95 ms", "max ms"):
         table.add_column(column, justify="right" if column != "path" else "left")
     for label, values in timings.items():
+        if len(values) < 2:
+            continue
         table.add_row(
             label,
             f"{statistics.median(values):.2f}",
@@ -424,6 +356,14 @@ def main() -> None:
     console.print(f"few-shot pool, loaded once per batch: {pool_ms:.2f} ms")
     verdict = "meets" if with_p95 <= GOAL_P95_MS else "MISSES"
     console.print(f"with-memory p95 {with_p95:.2f} ms {verdict} the goal (<= {GOAL_P95_MS:g} ms)")
+    arm_p95 = _p95(timings[ARM_ALONE])
+    verdict = "meets" if arm_p95 <= HOLDOUT_GOAL_P95_MS else "MISSES"
+    console.print(
+        f"the holdout's added work (arm assignment) p95 {arm_p95:.3f} ms {verdict} the goal "
+        f"(<= {HOLDOUT_GOAL_P95_MS:g} ms); the paired difference carries recall's noise: "
+        f"median {statistics.median(timings[HOLDOUT_EXTRA]):+.2f} ms"
+    )
+    console.print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores, shared)")
 
 
 if __name__ == "__main__":
