@@ -6,19 +6,26 @@ exactly, all or nothing.
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from memory.errors import MemoryInputError
 from memory.ledger import index_on_commit, new_row, write_fact
 from memory.models import Kind, Memory, Source
-from memory.validation import MAX_REASON_CHARS, CleanFact, clean_actor, validate_fact
+from memory.validation import (
+    MAX_REASON_CHARS,
+    CleanFact,
+    clean_actor,
+    clean_text,
+    clean_timestamp,
+    refuse_secrets,
+    validate_fact,
+)
 
 # --- bulk import --------------------------------------------------------------------------
 
@@ -44,14 +51,7 @@ IMPORT_FIELDS = {"text", "kind", "company", "ref", "created_at", "fit_score", "s
 def _parse_created_at(value: Any) -> datetime | None:
     if value is None:
         return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise MemoryInputError(f"created_at {value!r} is not an ISO 8601 date-time")
-    if timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
-    if parsed > timezone.now():
-        raise MemoryInputError("created_at is in the future")
-    return parsed
+    return clean_timestamp(value, what="created_at")
 
 
 def import_facts(
@@ -214,12 +214,19 @@ def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
         line_of[row.pk] = line_no
         rows.append(row)
     replaced: set[int] = set()
+    by_id = {row.pk: row for row in rows}
     for row in rows:
         if row.supersedes_id is None:
             continue
         where = f"line {line_of[row.pk]}: supersedes {row.supersedes_id}"
         if row.supersedes_id not in line_of:
             raise MemoryInputError(f"{where}, which is not in the file")
+        # A correction is always newer than what it replaces: itself or a later id is a loop.
+        if row.supersedes_id >= row.pk:
+            raise MemoryInputError(f"{where}, which is not older than {row.pk}")
+        if by_id[row.supersedes_id].deleted_at is None:
+            # correct() deletes what it replaces: two live rows in one chain never happen.
+            raise MemoryInputError(f"{where}, which is still live")
         if row.supersedes_id in replaced:  # a fact is corrected once; its successor after
             raise MemoryInputError(f"{where}, which another row already supersedes")
         replaced.add(row.supersedes_id)
@@ -246,18 +253,19 @@ def _restore_row(record: Any) -> Memory:
         fit_score=record["fit_score"],
         ref=record["ref"],
     )
-    ident = record["id"]
-    if isinstance(ident, bool) or not isinstance(ident, int) or ident < 1:
-        raise MemoryInputError("id must be a positive whole number")
-    seen = record["seen_count"]
-    if isinstance(seen, bool) or not isinstance(seen, int) or seen < 1:
-        raise MemoryInputError("seen_count must be a positive whole number")
+    ident = _whole(record["id"], "id", MAX_ID)
+    seen = _whole(record["seen_count"], "seen_count", MAX_SEEN_COUNT)
+    created_at = _parse_stamp(record["created_at"], "created_at")
+    last_seen_at = _parse_stamp(record["last_seen_at"], "last_seen_at")
     deleted_at = _parse_stamp(record["deleted_at"], "deleted_at", optional=True)
     reason = record["delete_reason"] or ""
     if not isinstance(reason, str):
         raise MemoryInputError("delete_reason must be a string")
     if deleted_at is not None and not reason.strip():
         raise MemoryInputError("a deleted row needs its delete_reason")
+    if reason:
+        reason = clean_text(reason, what="delete_reason", max_chars=MAX_REASON_CHARS)
+        refuse_secrets(reason, what="delete_reason")
     supersedes = record["supersedes"]
     if supersedes is not None and (
         isinstance(supersedes, bool) or not isinstance(supersedes, int) or supersedes < 1
@@ -273,24 +281,33 @@ def _restore_row(record: Any) -> Memory:
         fit_score=fact.fit_score,
         ref=fact.ref,
         fact_key=fact.fact_key,
-        created_at=_parse_stamp(record["created_at"], "created_at"),
-        last_seen_at=_parse_stamp(record["last_seen_at"], "last_seen_at"),
+        created_at=created_at,
+        last_seen_at=last_seen_at,
         seen_count=seen,
-        created_by=clean_actor(record["created_by"]),
+        created_by=clean_actor(record["created_by"], what="created_by"),
         deleted_at=deleted_at,
-        delete_reason=reason[:MAX_REASON_CHARS],
-        deleted_by=clean_actor(record["deleted_by"]),
+        delete_reason=reason,
+        deleted_by=clean_actor(record["deleted_by"], what="deleted_by"),
         supersedes_id=supersedes,
     )
+
+
+# The columns' own limits (bigint ids, a positive int count): past them the insert would
+# fail inside the restore's transaction instead of naming the line.
+MAX_ID = 2**63 - 1
+MAX_SEEN_COUNT = 2**31 - 1
+
+
+def _whole(value: Any, what: str, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise MemoryInputError(f"{what} must be a whole number from 1 to {maximum}")
+    return value
 
 
 def _parse_stamp(value: Any, what: str, *, optional: bool = False) -> datetime | None:
     if value is None and optional:
         return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise MemoryInputError(f"{what} {value!r} is not an ISO 8601 date-time")
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+    return clean_timestamp(value, what=what)
 
 
 def _reset_sequence() -> None:

@@ -5,7 +5,11 @@ field, with a one-line message a person can act on.
 """
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memory import text as textmod
 from memory.credentials import find_secrets
@@ -99,12 +103,45 @@ def clean_reason(value: Any) -> str:
     return clean_text(value, what="reason", max_chars=MAX_REASON_CHARS)
 
 
-def clean_actor(value: Any) -> str:
+def clean_actor(value: Any, *, what: str = "actor") -> str:
     if not value:
         return ""
     if not isinstance(value, str):
-        raise MemoryInputError("actor must be a string", field="actor")
-    return value[:MAX_ACTOR_CHARS]
+        raise MemoryInputError(f"{what} must be a string", field=what)
+    if textmod.has_control_chars(value):
+        raise MemoryInputError(f"{what} contains NUL or other control characters", field=what)
+    actor = value[:MAX_ACTOR_CHARS]
+    refuse_secrets(actor, what=what)
+    return actor
+
+
+# The ledger's history starts at the Unix epoch; a day ahead allows for a skewed clock. Out
+# of this range a stamp is a typo or an attack (year 1 overflows once converted to UTC).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+FUTURE_SLACK = timedelta(days=1)
+
+
+def clean_timestamp(value: Any, *, what: str) -> datetime:
+    """An ISO 8601 date-time within the ledger's range, aware (naive means UTC)."""
+    try:
+        parsed = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:  # well-formed but impossible: 2024-02-30, an offset of +99:00
+        raise MemoryInputError(
+            f"{what} {value!r} is not a real date-time (no such day, hour or offset)", field=what
+        ) from None
+    if parsed is None:
+        raise MemoryInputError(f"{what} {value!r} is not an ISO 8601 date-time", field=what)
+    if timezone.is_naive(parsed):
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        in_range = EARLIEST <= parsed <= timezone.now() + FUTURE_SLACK
+    except OverflowError:  # year 1 or 9999 shifted past the calendar's ends by its offset
+        in_range = False
+    if not in_range:
+        raise MemoryInputError(
+            f"{what} {value!r} is outside 1970-01-01 to a day from now", field=what
+        )
+    return parsed
 
 
 def clean_id(value: Any) -> int:
@@ -151,6 +188,9 @@ def validate_fact(
     score = clean_fit_score(fit_score)
     ref_clean = clean_ref(ref)
     refuse_secrets(clean)
+    # Every free-text field is read back by API readers and exports: none may carry one.
+    if display:
+        refuse_secrets(display, what="company")
     if ref_clean:
         refuse_secrets(ref_clean, what="ref")
     return CleanFact(

@@ -4,12 +4,13 @@ Two write paths: a bulk insert per batch, and a row-by-row fallback taken when t
 insert collides with a concurrent writer (IntegrityError). Both must count the same.
 """
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from ledger_helpers import counts, indexed_words
 
 from memory import selectors, services, transfer
+from memory.errors import MemoryInputError
 from memory.models import Memory
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +101,7 @@ def test_it_rejects_bad_records_with_their_line_numbers_and_keeps_the_rest():
     assert "Secret Keyword" in rejects[7]
     assert "fit score 101" in rejects[8]
     assert "not an ISO 8601" in rejects[9]
-    assert rejects[10] == "created_at is in the future"
+    assert "outside 1970-01-01 to a day from now" in rejects[10]
     assert "company name is empty" in rejects[11]
     assert sorted(Memory.objects.values_list("text", flat=True)) == ["good eight", "good one"]
 
@@ -188,3 +189,130 @@ def test_it_rolls_back_only_the_failing_batch(monkeypatch):
         "batch one a",
         "batch one b",
     ]
+
+
+# --- one line never wrecks an import (issue 14, item 3) -----------------------------------
+
+IMPOSSIBLE_STAMPS = [
+    ("0001-01-01T00:00:00+05:00", "outside 1970-01-01"),  # 1 BC once in UTC
+    ("9999-12-31T23:59:59-05:00", "outside 1970-01-01"),  # past year 9999 in UTC
+    ("1969-12-31T23:59:59Z", "outside 1970-01-01"),
+    ("2024-02-30T00:00:00Z", "not a real date-time"),
+    ("2024-01-01T00:00:00+99:00", "not a real date-time"),
+    ("2024-01-01T25:00:00", "not a real date-time"),
+    ("the first of May", "not an ISO 8601 date-time"),
+    (1704067200, "not an ISO 8601 date-time"),
+]
+
+
+@pytest.mark.parametrize(("stamp", "error"), IMPOSSIBLE_STAMPS)
+def test_it_reports_an_impossible_timestamp_on_its_line_and_imports_the_rest(stamp, error):
+    report = _import(
+        {"text": "before the bad line"},
+        {"text": "the bad line", "created_at": stamp},
+        {"text": "after the bad line", "created_at": "1970-01-01T00:00:00Z"},
+        batch_size=1,  # the first line is committed before the bad one is read
+    )
+    assert (report.created, [n for n, _ in report.rejected]) == (2, [2])
+    assert error in report.rejected[0][1]
+    assert "\n" not in report.rejected[0][1]
+    texts = sorted(Memory.objects.values_list("text", flat=True))
+    assert texts == ["after the bad line", "before the bad line"]
+
+
+def test_it_accepts_a_clock_a_few_hours_ahead():
+    ahead = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=3)
+    report = _import({"text": "from a fast clock", "created_at": ahead.isoformat()})
+    assert report.created == 1
+    assert Memory.objects.get().created_at == ahead
+
+
+def test_it_refuses_a_credential_in_any_field_of_a_line():
+    report = _import(
+        {"text": "fine", "company": "Acme password=hunter22"},
+        {"text": "fine too", "ref": "ghp_1234567890abcdefghijABCDEFGHIJ123456"},
+        {"text": "fine three"},
+    )
+    assert report.created == 1
+    assert [(n, "credential" in e) for n, e in sorted(report.rejected)] == [(1, True), (2, True)]
+
+
+# --- restore refuses impossible history ---------------------------------------------------
+
+
+def _export_of(*facts: dict) -> list[tuple[int, dict]]:
+    base = {
+        "kind": "note",
+        "company": None,
+        "source": "teach",
+        "fit_score": None,
+        "ref": None,
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "last_seen_at": "2026-01-02T00:00:00+00:00",
+        "seen_count": 1,
+        "created_by": "cli",
+        "deleted_at": None,
+        "delete_reason": "",
+        "deleted_by": "",
+        "supersedes": None,
+    }
+    return [(n, {**base, **fact}) for n, fact in enumerate(facts, start=1)]
+
+
+GONE = {"deleted_at": "2026-01-03T00:00:00+00:00", "delete_reason": "newer", "deleted_by": "cli"}
+
+
+def test_restore_loads_a_real_chain():
+    records = _export_of(
+        {"id": 1, "text": "Prefers hybrid", **GONE},
+        {"id": 2, "text": "Prefers remote", "supersedes": 1},
+    )
+    assert services.restore_facts(records=records) == 2
+    assert Memory.objects.get().supersedes_id == 1
+
+
+@pytest.mark.parametrize(
+    ("facts", "error"),
+    [
+        (
+            [{"id": 1, "text": "Prefers hybrid"}, {"id": 2, "text": "Remote", "supersedes": 1}],
+            "line 2: supersedes 1, which is still live",
+        ),
+        ([{"id": 3, "text": "Loop", "supersedes": 3}], "line 1: supersedes 3, which is not older"),
+        (
+            [{"id": 1, "text": "Old", "supersedes": 2, **GONE}, {"id": 2, "text": "New"}],
+            "line 1: supersedes 2, which is not older than 1",
+        ),
+        ([{"id": 1, "text": "Bad \x1b[2J"}], "line 1: text contains NUL or other control"),
+        ([{"id": 1, "text": "x", "created_by": "cli\x00"}], "line 1: created_by contains NUL"),
+        (
+            [{"id": 1, "text": "x", **GONE, "delete_reason": "bad\x07"}],
+            "line 1: delete_reason contains NUL",
+        ),
+        (
+            [{"id": 1, "text": "x", **GONE, "delete_reason": "token=abcd1234efgh5678"}],
+            "line 1: refused: delete_reason looks like it contains a credential",
+        ),
+        (
+            [{"id": 1, "text": "x", "company": "Acme password=hunter22"}],
+            "line 1: refused: company looks like",
+        ),
+        ([{"id": 1, "text": "x", "seen_count": 2**31}], "line 1: seen_count must be a whole"),
+        ([{"id": 2**63, "text": "x"}], "line 1: id must be a whole number"),
+        ([{"id": 1, "text": "x", "seen_count": 0}], "line 1: seen_count must be a whole"),
+        (
+            [{"id": 1, "text": "x", "created_at": "0001-01-01T00:00:00+05:00"}],
+            "line 1: created_at '0001-01-01T00:00:00+05:00' is outside",
+        ),
+        (
+            [{"id": 1, "text": "x", "last_seen_at": "2024-02-30T00:00:00Z"}],
+            "line 1: last_seen_at '2024-02-30T00:00:00Z' is not a real date-time",
+        ),
+    ],
+)
+def test_restore_refuses_impossible_history_naming_the_line(facts, error):
+    before = counts()
+    with pytest.raises(MemoryInputError) as caught:
+        services.restore_facts(records=_export_of(*facts))
+    assert str(caught.value).startswith(error), str(caught.value)
+    assert counts() == before
