@@ -1,15 +1,66 @@
-"""A circuit breaker in front of the semantic index.
+"""A circuit breaker in front of the semantic index, shared by every process on one data dir.
 
 A dead or hung store costs one timeout (~KARANI_VECTOR_TIMEOUT); after that every call is
 skipped until KARANI_VECTOR_COOLDOWN passes, so a batch of 1,000 writes or recalls pays
 once. Each outage logs exactly one warning, when the breaker opens.
+
+The open state is also written to a small file under KARANI_DATA_DIR, keyed by the store
+(DSN and collection), so a run of short CLI processes pays the timeout once per cool-down,
+not once per process. Wall-clock time there, since monotonic clocks differ between processes.
 """
 
+import hashlib
+import json
 import logging
+import os
 import threading
 import time
+from pathlib import Path
+
+from django.conf import settings
 
 log = logging.getLogger("karani.memory")
+
+STATE_FILE = "semantic-breaker.json"
+
+
+def _state_path() -> Path:
+    return Path(settings.DATA_DIR) / STATE_FILE
+
+
+def _store_id() -> str:
+    raw = f"{settings.KARANI_VECTOR_DSN}\x1f{settings.KARANI_VECTOR_COLLECTION}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _read_shared() -> tuple[float, str | None]:
+    """(open until, reason) that another process recorded for this store, or (0, None)."""
+    try:
+        state = json.loads(_state_path().read_text(encoding="utf-8"))
+        if state.get("store") != _store_id():
+            return 0.0, None
+        return float(state["open_until"]), str(state["reason"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return 0.0, None  # no file, or a torn or foreign one: the breaker is closed
+
+
+def _write_shared(open_until: float, reason: str) -> None:
+    path = _state_path()
+    state = {"store": _store_id(), "open_until": open_until, "reason": reason}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(state), encoding="utf-8")
+        os.replace(partial, path)  # readers see the old state or the new, never half
+    except OSError:
+        log.debug("could not record the breaker state in %s", path, exc_info=True)
+
+
+def _clear_shared() -> None:
+    try:
+        _state_path().unlink(missing_ok=True)
+    except OSError:
+        log.debug("could not clear the breaker state", exc_info=True)
 
 
 class Breaker:
@@ -21,7 +72,14 @@ class Breaker:
     def allow(self) -> bool:
         """May a call go to the index now? (True again once the cool-down has passed.)"""
         with self._lock:
-            return time.monotonic() >= self._open_until
+            now = time.time()
+            if now < self._open_until:
+                return False
+            shared_until, shared_reason = _read_shared()
+            if now < shared_until:
+                self._open_until, self._reason = shared_until, shared_reason
+                return False
+            return True
 
     @property
     def reason(self) -> str | None:
@@ -32,9 +90,11 @@ class Breaker:
         with self._lock:
             # Only the first failure of an outage warns: concurrent calls that were already
             # in flight fail too, and one line in the log is the contract.
-            already_open = time.monotonic() < self._open_until
-            self._open_until = time.monotonic() + cooldown
+            now = time.time()
+            already_open = now < self._open_until
+            self._open_until = now + cooldown
             self._reason = reason
+            _write_shared(self._open_until, reason)
         if not already_open:
             log.warning(
                 "semantic index unavailable, recall falls back to keyword and writes stay "
@@ -49,6 +109,8 @@ class Breaker:
             was_failing = self._reason is not None
             self._open_until = 0.0
             self._reason = None
+            if was_failing:
+                _clear_shared()
         if was_failing:
             log.info("semantic index is answering again")
 
@@ -57,6 +119,7 @@ class Breaker:
         with self._lock:
             self._open_until = 0.0
             self._reason = None
+            _clear_shared()
 
 
 breaker = Breaker()

@@ -8,6 +8,7 @@ Two caches, because they fail and change differently:
   collection.
 """
 
+import importlib.util
 import logging
 import threading
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ def new_pool(cfg: SemanticConfig) -> Any:
     return pool
 
 
-def _new_store(cfg: SemanticConfig) -> Any:
+def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
     from mem0.vector_stores.pgvector import PGVector
 
     return PGVector(
@@ -163,7 +164,7 @@ def _new_store(cfg: SemanticConfig) -> Any:
         port=None,
         diskann=False,
         hnsw=True,
-        connection_pool=new_pool(cfg),
+        connection_pool=pool,
     )
 
 
@@ -220,18 +221,34 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     return memory
 
 
+def _installed() -> bool:
+    """The memory extra is there (found without importing it: mem0 loads slowly)."""
+    return all(importlib.util.find_spec(name) for name in ("mem0", "pgvector", "psycopg_pool"))
+
+
 def get() -> Client:
     """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
     global _memory, _memory_key, _budget, _store, _store_key
     cfg = cfgmod.load()
-    # Cheap once imported (a sys.modules look-up), and it notices a broken install.
-    import_mem0(cfg)
     with _lock:
         if _store is None or _store_key != cfg.store_key():
             discard_store()
-            _store, _store_key = _new_store(cfg), cfg.store_key()
+            if not _installed():
+                import_mem0(cfg)  # raises the one-line "install the extra" message
+            pool = new_pool(cfg)
+            try:
+                # A dead store fails here, in about one timeout, before mem0, torch and the
+                # model are loaded (and the breaker then skips them for the cool-down).
+                pool.wait(timeout=cfg.timeout)
+                import_mem0(cfg)
+                _store, _store_key = _new_store(cfg, pool), cfg.store_key()
+            except BaseException:
+                pool.close(timeout=0)
+                raise
             fresh = True
         else:
+            # Cheap once imported (a sys.modules look-up), and it notices a broken install.
+            import_mem0(cfg)
             fresh = False
         if _memory is None or _memory_key != cfg.model_key():
             _memory = None

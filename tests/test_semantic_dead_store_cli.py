@@ -1,0 +1,68 @@
+"""Issue 15: in mem0 mode a dead vector store costs a run of CLI calls one timeout in all.
+
+The first `karani recall` finds the store down before loading mem0, torch or the model, and
+records the open breaker under KARANI_DATA_DIR; the next process skips the store at once.
+"""
+
+import json
+import shutil
+import socket
+
+import pytest
+from django.db import connection
+from ledger_helpers import child_env, karani
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="console-script specs run in the SQLite pass"
+)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again when the block ends: nothing listens
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory):
+    data = tmp_path_factory.mktemp("dead-store") / "data"
+    env = child_env(DATABASE_URL=None, KARANI_DATA_DIR=str(data), KARANI_MEMORY=None)
+    assert karani("migrate", "-v0", cwd=data.parent, env=env).returncode == 0
+    assert karani("remember", "Prefers remote teams", cwd=data.parent, env=env).returncode == 0
+    return data
+
+
+def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(migrated, data)
+    env = child_env(
+        DATABASE_URL=None,
+        KARANI_DATA_DIR=str(data),
+        KARANI_MEMORY="mem0",
+        KARANI_VECTOR_DSN=f"postgresql://postgres@127.0.0.1:{_closed_port()}/vectors",
+        KARANI_VECTOR_TIMEOUT="1",
+        KARANI_VECTOR_COOLDOWN="600",
+        # Loading the model first would fail on this instead, and say so in the reason.
+        KARANI_EMBEDDER=str(tmp_path / "no-such-model"),
+        KARANI_LLM_BASE_URL=None,
+    )
+
+    first = karani("recall", "remote", "--json", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    body = json.loads(first.stdout)
+    assert (body["mode"], body["fallback"]) == ("mem0", True)
+    assert [r["text"] for r in body["results"]] == ["Prefers remote teams"]
+    warnings = [line for line in first.stderr.splitlines() if "semantic index" in line]
+    assert len(warnings) == 1 and "did not answer in time" in warnings[0], first.stderr
+    state = json.loads((data / "semantic-breaker.json").read_text())
+    assert "did not answer in time" in state["reason"]
+
+    second = karani("recall", "remote", "--json", cwd=tmp_path, env=env)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["fallback"] is True
+    assert "semantic index" not in second.stderr  # skipped: no new attempt, no new warning
+
+    # Another store is another breaker: the recorded outage does not silence it.
+    other = {**env, "KARANI_VECTOR_DSN": f"postgresql://postgres@127.0.0.1:{_closed_port()}/v"}
+    third = karani("recall", "remote", "--json", cwd=tmp_path, env=other)
+    assert "did not answer in time" in third.stderr
