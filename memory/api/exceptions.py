@@ -7,6 +7,7 @@ a client parses one shape and the API never answers an HTML page or a bare 500.
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
@@ -88,7 +89,7 @@ def _server_error(exc: Exception, context: dict[str, Any]) -> Response:
     return response
 
 
-def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
+def handle(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER."""
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
@@ -127,7 +128,10 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE; it would answer
         # with its HTML 400 page.
         return Response(
-            error_body("request_too_large", "the request body is too large"),
+            error_body(
+                "request_too_large",
+                f"the request body is over the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,}-byte limit",
+            ),
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
     # Anything else is a bug: logged with its traceback, answered in the one shape.
