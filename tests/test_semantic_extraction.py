@@ -105,7 +105,10 @@ def indexed_texts(dsn: str, collection: str, ledger_id: int) -> list[str]:
 
 
 def test_it_indexes_the_statements_the_llm_extracts(llm, vector_database, mem0_mode):
-    llm.reply("Will not relocate to Austin", "Turned down Northwind Robotics over relocation")
+    # Small models fence their JSON when not constrained to it.
+    statements = ["Will not relocate to Austin", "Turned down Northwind Robotics over relocation"]
+    reply = json.dumps({"memory": [{"text": s} for s in statements]}, indent=2)
+    llm.replies.append((200, f"```json\n{reply}\n```"))
     fact = services.remember(
         text="Said no to Northwind Robotics because they wanted a move to Austin",
         company="Northwind Robotics",
@@ -116,11 +119,10 @@ def test_it_indexes_the_statements_the_llm_extracts(llm, vector_database, mem0_m
         "Turned down Northwind Robotics over relocation",
         "Will not relocate to Austin",
     ]
-    # The prompt is karani's compact one, the completion bounded, the reply asked as JSON.
+    # The prompt is karani's compact one and the completion bounded.
     (chat,) = llm.chats
     assert chat["messages"][0]["content"] == extraction.SYSTEM_PROMPT
     assert chat["max_tokens"] == extraction.MAX_COMPLETION_TOKENS
-    assert chat["response_format"] == {"type": "json_object"}
     result = selectors.recall(query="would she move to Texas?", company="Northwind Robotics")
     assert [f.id for f in result.results][:1] == [fact.id]
     assert result.results[0].text == fact.memory.text  # recall answers with the ledger's words
@@ -183,10 +185,11 @@ def test_it_drops_extracted_statements_that_look_like_credentials(llm, vector_da
     "status, content",
     [
         (200, "Sure! Here are the facts you asked for."),
+        (200, '```json\n{"memory": [{"text": "Initech\'s recruiter repl'),
         (200, json.dumps({"memory": []})),
         (400, "Requested tokens (5000) exceed context window of 4096"),
     ],
-    ids=["prose", "nothing-kept", "rejected-prompt"],
+    ids=["prose", "cut-off-json", "nothing-kept", "rejected-prompt"],
 )
 def test_it_indexes_verbatim_when_the_reply_is_unusable(
     llm, vector_database, mem0_mode, caplog, status, content

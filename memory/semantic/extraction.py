@@ -161,9 +161,9 @@ def extract(client: "Client", text: str) -> list[str] | None:
     if not outage.allow():
         return None
     try:
-        reply = client.memory.llm.generate_response(
-            messages=messages_for(text), response_format={"type": "json_object"}
-        )
+        # No response_format: llama-cpp-python's JSON grammar made each call ~2.5x slower on
+        # a 0.5B model (docs/local-model.md); the reply is parsed leniently instead.
+        reply = client.memory.llm.generate_response(messages=messages_for(text))
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         if _is_outage(exc):
