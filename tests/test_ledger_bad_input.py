@@ -160,3 +160,41 @@ def test_validate_fact_checks_without_writing(ledger_with_one_fact):
     with pytest.raises(MemoryInputError):
         services.validate_fact(text="")
     assert counts() == ledger_with_one_fact
+
+
+# --- every free-text field refuses a credential (issue 14, item 1) ------------------------
+
+
+def test_it_refuses_a_credential_in_the_company(ledger_with_one_fact):
+    message = _refused(
+        "refused: company looks like it contains a credential",
+        company="sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    )
+    assert "sk_live" not in message
+    assert counts() == ledger_with_one_fact
+
+
+@pytest.mark.parametrize("operation", ["forget", "correct"])
+def test_it_refuses_a_credential_in_a_reason_and_leaves_the_fact_live(operation):
+    fact = services.remember(text="Portal login is shared by the recruiter")
+    before = counts()
+    kwargs = {"id": fact.id, "reason": "new login: password=hunter22"}
+    if operation == "correct":
+        kwargs["text"] = "Portal login is in the password manager"
+    with pytest.raises(MemoryInputError, match="reason looks like it contains a credential"):
+        getattr(services, operation)(**kwargs)
+    assert counts() == before
+    assert selectors.get_fact(id=fact.id).deleted_at is None
+
+
+@pytest.mark.parametrize(
+    ("actor", "expected"),
+    [
+        ("alice\x1b[2J", "actor contains NUL or other control characters"),
+        ("ghp_1234567890abcdefghijABCDEFGHIJ123456", "actor looks like it contains a credential"),
+        (42, "actor must be a string"),
+    ],
+)
+def test_it_refuses_an_actor_no_one_could_be(ledger_with_one_fact, actor, expected):
+    _refused(expected, actor=actor)
+    assert counts() == ledger_with_one_fact
