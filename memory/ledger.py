@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import connection, transaction
 
 from memory import index
 from memory.models import Memory
@@ -53,13 +52,6 @@ def new_row(
     )
 
 
-def _touch(fact_key: str, now: datetime) -> Memory | None:
-    touched = Memory.objects.filter(fact_key=fact_key).update(
-        seen_count=F("seen_count") + 1, last_seen_at=now
-    )
-    return Memory.objects.get(fact_key=fact_key) if touched else None
-
-
 def write_fact(
     fact: CleanFact,
     *,
@@ -68,25 +60,31 @@ def write_fact(
     created_at: datetime | None = None,
     supersedes: Memory | None = None,
 ) -> RememberResult:
-    """Touch the fact's live twin, or insert it."""
-    with transaction.atomic():
-        existing = _touch(fact.fact_key, now)
-        if existing is not None:
-            return RememberResult(existing, created=False)
-        memory = new_row(fact, actor=actor, now=now, created_at=created_at)
-        memory.supersedes = supersedes
-        try:
-            # A savepoint, so losing the race below leaves the outer transaction usable.
-            with transaction.atomic():
-                memory.save(force_insert=True)
-        except IntegrityError:
-            # Another writer inserted the same live fact between our touch and insert (the
-            # constraint said so, after waiting for its commit): touch theirs instead.
-            existing = _touch(fact.fact_key, now)
-            if existing is None:
-                raise
-            return RememberResult(existing, created=False)
-    return RememberResult(memory, created=True)
+    """Insert the fact, or touch its live twin: one upsert against the partial unique
+    constraint, so concurrent writers of one fact settle in the database, in one round trip.
+    """
+    row = new_row(fact, actor=actor, now=now, created_at=created_at)
+    row.supersedes = supersedes
+    row.fill_terms()
+    sql, params = _upsert(row)
+    memory = next(iter(Memory.all_objects.raw(sql, params)))
+    # A touch always leaves seen_count above 1; only a fresh insert returns 1.
+    return RememberResult(memory, created=memory.seen_count == 1)
+
+
+def _upsert(row: Memory) -> tuple[str, list]:
+    fields = [f for f in Memory._meta.concrete_fields if not f.primary_key]
+    qn = connection.ops.quote_name
+    table = qn(Memory._meta.db_table)
+    returning = ", ".join(qn(f.column) for f in Memory._meta.concrete_fields)
+    sql = (
+        f"INSERT INTO {table} ({', '.join(qn(f.column) for f in fields)})"
+        f" VALUES ({', '.join(['%s'] * len(fields))})"
+        " ON CONFLICT (fact_key) WHERE deleted_at IS NULL DO UPDATE SET"
+        f" seen_count = {table}.seen_count + 1, last_seen_at = excluded.last_seen_at"
+        f" RETURNING {returning}"
+    )
+    return sql, [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
 
 
 def index_on_commit(memory_ids: list[int]) -> None:
