@@ -125,3 +125,14 @@ def test_a_stopword_only_recall_says_so(ledger):
     normal = run(ledger, "recall", "zeppelins")
     assert normal.stdout.rstrip().endswith("no matching facts")
     assert "stopword" not in normal.stdout
+
+
+def test_the_readmes_api_token_flow_works_on_a_fresh_ledger(ledger):
+    # README: `karani api-token bot --create-user --writer`, then `$(karani api-token bot)`.
+    made = run(ledger, "api-token", "bot", "--create-user", "--writer")
+    assert made.returncode == 0, made.stderr
+    again = run(ledger, "api-token", "bot")
+    assert again.returncode == 0 and again.stdout == made.stdout
+    assert len(made.stdout.strip()) == 40
+    missing = one_line_error(run(ledger, "api-token", "alice"))
+    assert "no user 'alice'; add --create-user to create one" in missing
