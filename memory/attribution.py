@@ -14,10 +14,14 @@ USE_COUNT = "use_count"  # the annotation annotate_use adds, for sorting a facts
 
 class Provider(Protocol):
     def summary_for(self, memory_id: int) -> dict[str, Any]:
-        """What the provider knows about one fact (JSON-ready, with a one-line ``text``)."""
+        """What the provider knows about one fact, JSON-ready: a one-line ``text`` and
+        ``items``, one line per recent use, for pages that show it."""
 
     def use_count(self) -> Any:
         """A query expression counting a fact's uses, evaluated against the memories table."""
+
+    def use_counts(self, memory_ids: list[int]) -> dict[int, int]:
+        """Uses per fact for a page of facts, in one query (facts never used may be absent)."""
 
 
 _providers: list[Provider] = []
@@ -45,11 +49,25 @@ def summary_for(memory_id: int) -> dict[str, Any] | None:
     return {getattr(p, "name", type(p).__name__): p.summary_for(memory_id) for p in _providers}
 
 
+def use_expression() -> Any:
+    """The sum over providers of their use-count expressions (for ordering a facts list)."""
+    total = _providers[0].use_count()
+    for provider in _providers[1:]:
+        total = total + provider.use_count()
+    return total
+
+
+def use_counts(memory_ids: list[int]) -> dict[int, int]:
+    """Uses per fact id, summed over providers; every id present (0 when unused or none)."""
+    counts = dict.fromkeys(memory_ids, 0)
+    for provider in _providers:
+        for memory_id, n in provider.use_counts(memory_ids).items():
+            counts[memory_id] = counts.get(memory_id, 0) + n
+    return counts
+
+
 def annotate_use(queryset: QuerySet) -> QuerySet:
     """``queryset`` with ``use_count`` (the sum over providers); unchanged with none."""
     if not _providers:
         return queryset
-    total = _providers[0].use_count()
-    for provider in _providers[1:]:
-        total = total + provider.use_count()
-    return queryset.annotate(**{USE_COUNT: total})
+    return queryset.annotate(**{USE_COUNT: use_expression()})

@@ -14,11 +14,11 @@ RECENT = 10
 
 
 def _live_uses(memory_id: Any) -> Any:
-    return DecisionFact.objects.filter(
-        memory_id=memory_id,
-        qualification__deleted_at__isnull=True,
-        qualification__verdict__isnull=False,
+    """Uses by live decisions (not errors, not deleted verdicts); of one fact unless None."""
+    uses = DecisionFact.objects.filter(
+        qualification__deleted_at__isnull=True, qualification__verdict__isnull=False
     )
+    return uses if memory_id is None else uses.filter(memory_id=memory_id)
 
 
 def furthest(stages: list[str]) -> str | None:
@@ -42,15 +42,23 @@ class DecisionAttribution:
         )
         return Coalesce(Subquery(uses), Value(0))
 
-    def summary_for(self, memory_id: int) -> dict[str, Any]:
-        decisions = dict(
-            Qualification.objects.decided()
-            .filter(decision_facts__memory_id=memory_id)
-            .values_list("id", "verdict")
+    def use_counts(self, memory_ids: list[int]) -> dict[int, int]:
+        return dict(
+            _live_uses(None)
+            .filter(memory_id__in=memory_ids)
+            .order_by()
+            .values("memory_id")
+            .annotate(n=Count("id"))
+            .values_list("memory_id", "n")
         )
+
+    def summary_for(self, memory_id: int) -> dict[str, Any]:
+        carried = Qualification.objects.decided().filter(decision_facts__memory_id=memory_id)
+        decisions = dict(carried.values_list("id", "verdict"))
         stages: dict[int, list[str]] = {}
+        # Joined, not an id list: a global fact may sit in more decisions than SQLite binds.
         for qualification_id, stage in Outcome.objects.filter(
-            qualification_id__in=list(decisions)
+            qualification__in=carried.values("id")
         ).values_list("qualification_id", "stage"):
             stages.setdefault(qualification_id, []).append(stage)
         reached = {
@@ -60,30 +68,33 @@ class DecisionAttribution:
             for step in PROGRESS
         }
         qualified = sum(1 for v in decisions.values() if v == Verdict.QUALIFIED)
-        recent = (
-            Qualification.objects.filter(pk__in=list(decisions))
-            .select_related("posting__company")
-            .order_by("-created_at", "-id")[:RECENT]
-        )
+        recent = carried.select_related("posting__company").order_by("-created_at", "-id")[:RECENT]
+        recent_rows = [
+            {
+                "qualification": q.pk,
+                "posting": q.posting_id,
+                "title": q.posting.title,
+                "company": q.posting.company.name,
+                "verdict": q.verdict,
+                "fit_score": q.fit_score,
+                "prompt_version": q.prompt_version,
+                "furthest_stage": furthest(stages.get(q.pk, [])),
+                "created_at": q.created_at.isoformat(),
+            }
+            for q in recent
+        ]
         return {
             "decisions": len(decisions),
             "qualified": qualified,
             "rejected": len(decisions) - qualified,
             "reached": reached,
             "text": _text(len(decisions), qualified, reached),
-            "recent": [
-                {
-                    "qualification": q.pk,
-                    "posting": q.posting_id,
-                    "title": q.posting.title,
-                    "company": q.posting.company.name,
-                    "verdict": q.verdict,
-                    "fit_score": q.fit_score,
-                    "prompt_version": q.prompt_version,
-                    "furthest_stage": furthest(stages.get(q.pk, [])),
-                    "created_at": q.created_at.isoformat(),
-                }
-                for q in recent
+            "recent": recent_rows,
+            "items": [
+                f"{r['verdict']} (fit {r['fit_score']}): {r['title']} at {r['company']}, "
+                f"furthest stage {r['furthest_stage'] or 'none yet'} "
+                f"(qualification {r['qualification']})"
+                for r in recent_rows
             ],
         }
 

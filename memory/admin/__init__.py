@@ -18,9 +18,10 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
+from memory import attribution
 from memory.admin.curation import CurationViews, fact_chain
 from memory.admin.filters import CompanyFilter, StatusFilter
 from memory.admin.paging import LedgerPaginator
@@ -49,6 +50,14 @@ class LedgerChangeList(ChangeList):
             if raw is not None and not (raw.isdigit() and low <= int(raw) <= high):
                 raise IncorrectLookupParameters(f"{part} {raw!r} is out of range")
         return super().get_filters(request)
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        if attribution.enabled():
+            # The page's use counts in one query, not a subquery per row of the ledger.
+            counts = attribution.use_counts([m.pk for m in self.result_list])
+            for m in self.result_list:
+                setattr(m, attribution.USE_COUNT, counts[m.pk])
 
 
 # What the list's filters and date drill-down put in the query string, and nothing else.
@@ -123,9 +132,43 @@ class MemoryAdmin(CurationViews, admin.ModelAdmin):
             },
         ),
     ]
-    readonly_fields = [f for _, opts in fieldsets for f in opts["fields"]]
+    readonly_fields = [*(f for _, opts in fieldsets for f in opts["fields"]), "used_in"]
 
     # --- list columns -------------------------------------------------------------------
+
+    # --- attribution: shown only when an app registered a provider (memory.attribution) ---
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        base = super().get_list_display(request)
+        if not attribution.enabled():
+            return base
+        # Providers register after admin classes are built, so the sort is attached here.
+        MemoryAdmin.uses.admin_order_field = attribution.use_expression()
+        return (*base, "uses")
+
+    def get_sortable_by(self, request: HttpRequest) -> Any:
+        base = super().get_sortable_by(request)
+        return (*base, "uses") if attribution.enabled() else base
+
+    def get_fieldsets(self, request: HttpRequest, obj: Memory | None = None) -> Any:
+        base = super().get_fieldsets(request, obj)
+        if obj is None or not attribution.enabled():
+            return base
+        return [*base, ("Decisions this fact steered", {"fields": ["used_in"]})]
+
+    @admin.display(description="uses")
+    def uses(self, obj: Memory) -> int:
+        return getattr(obj, attribution.USE_COUNT, 0)
+
+    @admin.display(description="used in")
+    def used_in(self, obj: Memory) -> str:
+        parts = []
+        for summary in (attribution.summary_for(obj.pk) or {}).values():
+            items = format_html_join("", "<li>{}</li>", ((i,) for i in summary.get("items", [])))
+            parts.append(format_html("<p>{}</p><ul>{}</ul>", summary.get("text", ""), items))
+        return format_html_join(
+            "", "<div class='memory-attribution'>{}</div>", ((p,) for p in parts)
+        )
 
     @admin.display(description="fact")
     def fact(self, obj: Memory) -> str:

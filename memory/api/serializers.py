@@ -11,6 +11,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from memory import attribution
 from memory.models import Kind, Memory, Source
 from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
 
@@ -97,3 +98,22 @@ class FactSerializer(serializers.ModelSerializer):
     def get_superseded_by(self, memory: Memory) -> int | None:
         successor = getattr(memory, "superseded_by", None)
         return successor.pk if successor is not None else None
+
+
+@extend_schema_serializer(component_name="FactDetail")
+class FactDetailSerializer(FactSerializer):
+    """One fact as GET /api/memories/{id} shows it: with the decisions it steered."""
+
+    attribution = serializers.SerializerMethodField(
+        help_text=(
+            "per registered app (qualify: 'decisions'), the decisions whose prompts carried "
+            "this fact; null when no app reports attribution"
+        )
+    )
+
+    class Meta(FactSerializer.Meta):
+        fields = (*FactSerializer.Meta.fields, "attribution")
+        read_only_fields = fields
+
+    def get_attribution(self, memory: Memory) -> dict[str, Any] | None:
+        return attribution.summary_for(memory.pk)

@@ -31,6 +31,7 @@ from memory.api.serializers import (
     KIND_CHOICES,
     SOURCE_CHOICES,
     ErrorSerializer,
+    FactDetailSerializer,
     FactSerializer,
     RecalledFactSerializer,
     choice_field,
@@ -272,11 +273,16 @@ class MemoryDetailApi(ReadWriteApi):
         operation_id="memories_retrieve",
         summary="One fact, live or deleted, with its correction chain",
         parameters=[_ID_PARAM],
-        responses={200: FactSerializer, 404: _ERRORS[404], 401: _ERRORS[401], 503: _ERRORS[503]},
+        responses={
+            200: FactDetailSerializer,
+            404: _ERRORS[404],
+            401: _ERRORS[401],
+            503: _ERRORS[503],
+        },
     )
     def get(self, request: Request, pk: str) -> Response:
         memory = selectors.get_fact(id=_fact_id(pk))
-        return Response(FactSerializer(memory).data)
+        return Response(FactDetailSerializer(memory).data)
 
     @extend_schema(
         operation_id="memories_forget",
