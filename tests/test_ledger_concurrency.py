@@ -215,3 +215,47 @@ def test_it_lets_one_of_n_concurrent_corrections_win_on_sqlite(sqlite_children, 
     results = _run_together("correct", payloads, sqlite_children, tmp_path)
     assert len([r for r in results if "id" in r]) == 1
     assert {r["error"] for r in results if "error" in r} == {"FactAlreadyDeleted"}
+
+
+HOLDER = r"""
+import os, sys, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
+django.setup()
+from django.db import transaction
+from memory import services
+
+with transaction.atomic():
+    services.remember(text=sys.argv[1])
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))  # the new fact's row and index entry stay uncommitted
+print("committed", flush=True)
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_never_makes_a_writer_of_another_fact_wait(pg_children):
+    # No global write lock: while one process holds an uncommitted new fact, another
+    # process's new fact (and a touch of a third) goes through at once.
+    services.remember(text="Acme answers within a week")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, "Globex pays in euros", "12"],
+        cwd=REPO,
+        env=pg_children,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "holding", holder.stderr.read()
+        started = time.monotonic()
+        assert services.remember(text="Initech wants a cover letter").created
+        assert not services.remember(text="Acme answers within a week").created
+        assert time.monotonic() - started < 8, "a writer of another fact waited for the holder"
+        assert holder.poll() is None  # the holder was still open all along
+    finally:
+        out, err = holder.communicate(timeout=90)
+    assert "committed" in out, err
+    assert Memory.objects.get(text="Acme answers within a week").seen_count == 2
+    assert Memory.objects.filter(text="Globex pays in euros").exists()
