@@ -108,7 +108,7 @@ def _load(data) -> dict[str, int]:
     }
 
 
-def _sources(depth: int) -> dict:
+def _sources(depth: int, query_texts: list[str]) -> dict:
     """name -> callable(query, company key) -> Ranked: the lists methods are built from."""
     import recall_eval_methods as rm
 
@@ -120,6 +120,10 @@ def _sources(depth: int) -> dict:
     client = clientmod.get()
     bm25 = rm.PythonBM25()
     bm25_scope = rm.PythonBM25(scope_stats=True)
+    from memory.models import Memory
+
+    texts = list(Memory.objects.values_list("text", flat=True)) + query_texts
+    bm25_stem = rm.PythonBM25(stems=rm.english_stems(os.environ["KARANI_VECTOR_DSN"], texts))
 
     def dense(q, key):
         found = client.store.search(
@@ -154,6 +158,10 @@ def _sources(depth: int) -> dict:
         "bm25": lambda q, key: bm25(q, key, depth),
         "bm25s": lambda q, key: bm25_scope(q, key, depth),
         "coverage": lambda q, key: bm25.coverage(q, key, depth),
+        "bm25stem": lambda q, key: bm25_stem(q, key, depth),
+        "coverage_stem": lambda q, key: bm25_stem.coverage(q, key, depth),
+        "bm25norm": lambda q, key: bm25.normalised(q, key, depth),
+        "bm25norm_stem": lambda q, key: bm25_stem.normalised(q, key, depth),
     }
     try:
         from memory import lexical
@@ -178,6 +186,7 @@ def _methods(sources: dict) -> dict:
         "dense only": (["dense"], one),
         "bm25 only (ledger stats)": (["bm25"], one),
         "bm25 only (scope stats)": (["bm25s"], one),
+        "bm25 only, English stems": (["bm25stem"], one),
     }
     if "lexical" in sources:
         methods["lexical only (memory.lexical)"] = (["lexical"], one)
@@ -204,9 +213,28 @@ def _methods(sources: dict) -> dict:
             ["dense", "bm25"],
             lambda ls, w=w: rm.cosine_plus_bm25(ls[0], ls[1], weight=w),
         )
-    for w in (0.25, 0.5, 1.0):
+    for w in (0.25, 0.5, 1.0, 1.5, 2.0):
         methods[f"cosine + {w}*idf coverage"] = (
             ["dense", "coverage"],
+            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
+        )
+    for w in (0.5, 1.0, 1.5):
+        methods[f"cosine + {w}*bm25/query idf"] = (
+            ["dense", "bm25norm"],
+            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
+        )
+        methods[f"cosine + {w}*bm25/query idf, stems"] = (
+            ["dense", "bm25norm_stem"],
+            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
+        )
+    for a in (0.5,):
+        methods[f"minmax {a:.1f}*dense+{1 - a:.1f}*bm25 stems"] = (
+            ["dense", "bm25stem"],
+            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
+        )
+    for w in (0.5, 1.0, 1.5):
+        methods[f"cosine + {w}*idf coverage, stems"] = (
+            ["dense", "coverage_stem"],
             lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
         )
     methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf)
@@ -241,8 +269,12 @@ def run(name: str, args: argparse.Namespace) -> None:
     )
     ids = _load(data)
     company_of = dict(Memory.objects.values_list("id", "company_key"))
-    sources = _sources(args.depth)
-    methods = _methods(sources)
+    sources = _sources(args.depth, [q.text for q in data.queries])
+    for name in filter(None, args.skip.split(",")):
+        sources.pop(name)
+    methods = {
+        m: spec for m, spec in _methods(sources).items() if all(s in sources for s in spec[0])
+    }
     scores: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)
     leaks: dict[str, int] = defaultdict(int)
@@ -295,6 +327,9 @@ def main() -> None:
     parser.add_argument("--ledger", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--depth", type=int, default=30, help="candidates per source")
     parser.add_argument("--background", type=int, default=1000, help="noise facts (job search)")
+    parser.add_argument(
+        "--skip", default="", help="comma-separated sources to leave out (e.g. mem0,hybrid)"
+    )
     parser.add_argument("--only", choices=["locomo", "jobsearch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.only:

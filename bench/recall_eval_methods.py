@@ -26,17 +26,30 @@ class PythonBM25:
     the query's scope (company + global) instead of the whole ledger.
     """
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75, scope_stats: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        scope_stats: bool = False,
+        stems: dict[str, str] | None = None,
+    ) -> None:
         from memory import text as textmod
         from memory.models import Memory
 
         self.k1, self.b, self.scope_stats = k1, b, scope_stats
-        self.tokens = textmod.tokens
+        if stems is None:
+            self.tokens = textmod.tokens
+        else:
+            # Stemmed words (PostgreSQL's English Snowball stemmer), distinct again.
+            self.tokens = lambda text: list(
+                dict.fromkeys(stems.get(w, w) for w in textmod.tokens(text))
+            )
         self.company: dict[int, str | None] = {}
         self.length: dict[int, int] = {}
         self.postings: dict[str, list[int]] = defaultdict(list)
         for pk, text, company in Memory.objects.values_list("id", "text", "company_key"):
-            words = textmod.tokens(text)
+            words = self.tokens(text)
             self.company[pk], self.length[pk] = company, max(1, len(words))
             for word in words:
                 self.postings[word].append(pk)
@@ -74,6 +87,22 @@ class PythonBM25:
                     scores[pk] += idf * (self.k1 + 1) / (1 + self.k1 * norm)
         return ordered(scores)[:depth]
 
+    def query_idf(self, query: str, key: str | None) -> float:
+        """The query's idf mass: what a fact holding every query word would collect."""
+        from memory import text as textmod
+
+        n, _ = self._stats(key)
+        total = 0.0
+        for word in self.tokens(query)[: textmod.MAX_QUERY_TOKENS]:
+            df = len(self.postings.get(word, []))
+            total += math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return total
+
+    def normalised(self, query: str, key: str | None, depth: int) -> Ranked:
+        """BM25 divided by the query's idf mass: ~0-1, comparable across queries."""
+        mass = self.query_idf(query, key) or 1.0
+        return [(pk, s / mass) for pk, s in self(query, key, depth)]
+
     def coverage(self, query: str, key: str | None, depth: int) -> Ranked:
         """Share of the query's idf mass a fact holds (0-1): how much of what the query says
         the fact says, comparable across queries (a query word no fact holds counts too)."""
@@ -95,6 +124,21 @@ class PythonBM25:
                 if self._in_scope(pk, key):
                     scores[pk] += idf[word] / total
         return ordered(scores)[:depth]
+
+
+def english_stems(dsn: str, texts: list[str]) -> dict[str, str]:
+    """word -> its English Snowball stem, from PostgreSQL's own stemmer (no Python library)."""
+    import psycopg
+
+    from memory import text as textmod
+
+    vocabulary = sorted({w for t in texts for w in textmod.tokens(t)})
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT w, coalesce((ts_lexize('english_stem', w))[1], w) FROM unnest(%s::text[]) AS w",
+            (vocabulary,),
+        ).fetchall()
+    return dict(rows)
 
 
 def rrf(

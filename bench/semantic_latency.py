@@ -8,17 +8,15 @@ per size, HNSW (cosine). The first 10k facts get their real embeddings (cached u
 temp dir); past 10k, each further fact gets a real vector plus small Gaussian noise,
 re-normalised: realistic geometry for HNSW without encoding 100k texts on 2 cores.
 
-Paths timed per query (ms): ``embed`` (query embedding alone, the shipped path:
-memory.semantic.encoder), ``semantic`` (embedding + the scoped vector query,
-memory.semantic.search), ``recall`` (services.recall in mem0 mode, end to end), and three
-baselines: ``embed (mem0 encode)`` (mem0's ``embedding_model.embed``, i.e.
-``SentenceTransformer.encode``, which recall used before), ``mem0 search (old)`` (the
-path before that, mem0's ``Memory.search``: embedding + vector and full-text queries +
-BM25 blend) and ``basic`` (services.recall's keyword path); ``full text (karani)`` and
-``full text (mem0)`` time the full-text half alone (it runs beside the embedding): karani's
-query on the stored tsvector (search.full_text_scores) and mem0's keyword_search.
-``short`` counts scoped queries that returned fewer than k hits although the scope holds at
-least k facts (the filtered-HNSW pitfall); ``plan`` is the store's plan for a scoped query.
+Paths timed per query (ms): ``embed`` (query embedding alone: memory.semantic.encoder),
+``dense`` (embedding + the scoped vector query: search.nearest), ``lexical`` (BM25 on the
+ledger's full-text index alone: memory.lexical), ``recall`` (selectors.recall in mem0 mode,
+end to end: the hybrid, whose embedding runs beside the lexical query), and two baselines:
+``mem0 search (old)`` (mem0's ``Memory.search``: embedding + vector and full-text queries +
+BM25 blend, what semantic recall ranked with before the hybrid) and ``basic``
+(selectors.recall's keyword path). ``short`` counts scoped queries whose dense half returned
+fewer than k hits although the scope holds at least k facts (the filtered-HNSW pitfall);
+``plan`` is the store's plan for a scoped query.
 """
 
 import argparse
@@ -77,8 +75,7 @@ def _load_collection(size: int) -> None:
 
     settings.KARANI_VECTOR_COLLECTION = f"bench_latency_{size}"
     t0 = time.perf_counter()
-    # First use in the process (client.get -> ensure_indexes): once per collection an older
-    # version built, this adds the stored tsvector column (a table rewrite) and its index.
+    # First use in the process (client.get -> ensure_indexes).
     client = guarded(lambda c: c)
     client.store._ensure_collection()
     if store.counts(client, maintenance=True)[0] == size:
@@ -136,7 +133,7 @@ def main() -> None:
     import ledgergen
     from django.conf import settings
 
-    from memory import services
+    from memory import lexical, selectors
     from memory.models import Memory
     from memory.semantic import encoder, search
     from memory.semantic.guard import guarded
@@ -148,52 +145,32 @@ def main() -> None:
         _load_collection(size)
         settings.KARANI_VECTOR_COLLECTION = f"bench_latency_{size}"
         client = guarded(lambda c: c)
-        # Only now: the client's first use turns mem0's telemetry off before mem0 is imported
-        # (config.prepare_environment); importing it earlier left telemetry on.
-        from mem0.utils.lemmatization import lemmatize_for_bm25
-
         for q, company in queries[:20]:  # warm: model, pool, caches
-            services.recall(query=q, company=company, limit=K)
+            selectors.recall(query=q, company=company, limit=K)
         load_before = os.getloadavg()[0]
-        names = (
-            "embed",
-            "semantic",
-            "recall",
-            "embed (mem0 encode)",
-            "mem0 search (old)",
-            "basic",
-            "full text (karani)",
-            "full text (mem0)",
-        )
+        names = ("embed", "dense", "lexical", "recall", "mem0 search (old)", "basic")
         timings: dict[str, list[float]] = {name: [] for name in names}
         short = scoped = 0
+        depth = K * search._OVERFETCH + search._EXTRA
         for q, company in queries:
             key = company.casefold() if company else None
             t0 = time.perf_counter()
-            encoder.embed_query(client, q)
+            vector = encoder.embed_query(client, q)
             t1 = time.perf_counter()
-            hits = search.semantic_hits(client, query=q, company_key=key, limit=K)
+            hits = search.nearest(client, vector, company_key=key, depth=depth)
             t2 = time.perf_counter()
-            result = services.recall(query=q, company=company, limit=K)
+            lexical.search(query=q, company_key=key, limit=depth)
             t3 = time.perf_counter()
-            client.memory.embedding_model.embed(q, "search")
+            result = selectors.recall(query=q, company=company, limit=K)
             t4 = time.perf_counter()
             semantic_env.mem0_search_hits(client, query=q, company_key=key, limit=K)
             t5 = time.perf_counter()
             settings.KARANI_MEMORY = "basic"
-            services.recall(query=q, company=company, limit=K)
+            selectors.recall(query=q, company=company, limit=K)
             settings.KARANI_MEMORY = "mem0"
             t6 = time.perf_counter()
-            # The full-text half alone (it runs beside the embedding in `semantic`): karani's
-            # query on the stored tsvector, and mem0's keyword_search it replaces.
-            lemmatized, filters = lemmatize_for_bm25(q), search.scope_filters(key)
-            top_k = K * search._OVERFETCH + search._EXTRA
-            search.full_text_scores(client, lemmatized=lemmatized, top_k=top_k, filters=filters)
-            t7 = time.perf_counter()
-            client.store.keyword_search(query=lemmatized, top_k=top_k, filters=filters)
-            t8 = time.perf_counter()
             assert not result.fallback, "the index fell back during the bench"
-            spans = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t8 - t7)
+            spans = (t1 - t0, t2 - t0, t3 - t2, t4 - t3, t5 - t4, t6 - t5)
             for name, ms in zip(timings, spans, strict=True):
                 timings[name].append(ms * 1000)
             if key is not None:

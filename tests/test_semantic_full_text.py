@@ -75,6 +75,19 @@ def test_it_ranks_as_the_python_reference(ledger, query, company_key):
     assert [h.score for h in ours] == pytest.approx([s for _, s in theirs], rel=1e-6)
 
 
+@pytest.mark.parametrize("query", QUERIES)
+def test_it_normalises_by_the_query_idf_mass(ledger, query):
+    live = list(Memory.objects.values_list("terms", flat=True))
+    words = textmod.tokens(query)
+    mass = sum(lexical.idf(len(live), sum(w in t.split() for t in live)) for w in words)
+
+    ours = lexical.normalised_search(query=query, company_key=None, limit=20)
+
+    assert [h.score for h in ours] == pytest.approx(
+        [s / mass for _, s in reference(query, None, 20)]
+    )
+
+
 def test_it_never_returns_a_forgotten_fact_or_another_companys(ledger):
     found = lexical.search(query="quokka zeppelin marzipan obsidian", company_key="acme", limit=100)
 

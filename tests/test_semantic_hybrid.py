@@ -38,12 +38,12 @@ def test_it_was_written_against_this_mem0_release():
 def test_it_ranks_a_fact_both_halves_find_above_one_only_one_finds():
     both, dense_only, lexical_only = 1, 2, 3
     dense = [Hit(dense_only, 0.9), Hit(both, 0.8)]
-    words = [Hit(lexical_only, 7.0), Hit(both, 5.0)]
+    words = [Hit(lexical_only, 1.0), Hit(both, 0.9)]
 
-    fused = search.fuse([dense, words])
+    fused = search.fuse(dense, words, weight=0.5)
 
-    assert fused[0].memory_id == both
-    assert {h.memory_id for h in fused[1:]} == {dense_only, lexical_only}
+    assert [h.memory_id for h in fused] == [both, dense_only, lexical_only]
+    assert fused[0].score == pytest.approx(0.8 + 0.5 * 0.9)
 
 
 def test_it_finds_a_rare_name_the_embedding_misses(mem0_mode):

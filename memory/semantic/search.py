@@ -9,7 +9,6 @@ caller falls back to keyword recall). Hits carry ledger ids; the caller material
 rows only, so a stale vector of a forgotten fact never resurrects it.
 """
 
-from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from memory import lexical
@@ -19,8 +18,9 @@ from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 from memory.semantic.encoder import embed_query
 from memory.semantic.guard import guarded
 
-# Reciprocal rank fusion's damping constant (Cormack et al. 2009), the usual value.
-RRF_K = 60
+# How much the lexical half counts beside the cosine: chosen on the development data
+# (bench/recall_eval.py, docs/semantic-index.md).
+LEXICAL_WEIGHT = 1.0
 # Each half is asked for more than ``limit``: a stale vector or a fact only one half ranks
 # must not push the fused top ``limit`` short.
 _OVERFETCH = 2
@@ -54,13 +54,19 @@ def nearest(client: Client, vector: object, *, company_key: str | None, depth: i
     return hits
 
 
-def fuse(rankings: Sequence[list[Hit]], *, k: float = RRF_K) -> list[Hit]:
-    """Reciprocal rank fusion: each ranking adds 1 / (k + rank) for the facts it holds; ties
-    go to the newer fact."""
+def fuse(dense: list[Hit], words: list[Hit], *, weight: float = LEXICAL_WEIGHT) -> list[Hit]:
+    """Cosine plus ``weight`` times the normalised BM25 (memory.lexical.normalised_search).
+
+    Both are on absolute scales, so a weak match on either side stays weak: a paraphrase
+    whose words only brush unrelated facts keeps its dense order, and a fact holding the
+    query's rare words rises. A fact one half did not return scores 0 on that half (a
+    pending fact has no vector yet). Ties go to the newer fact.
+    """
     scores: dict[int, float] = {}
-    for hits in rankings:
-        for rank, hit in enumerate(hits, start=1):
-            scores[hit.memory_id] = scores.get(hit.memory_id, 0.0) + 1.0 / (k + rank)
+    for hit in dense:
+        scores[hit.memory_id] = hit.score
+    for hit in words:
+        scores[hit.memory_id] = scores.get(hit.memory_id, 0.0) + weight * hit.score
     order = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
     return [Hit(memory_id=pk, score=score) for pk, score in order]
 
@@ -69,8 +75,8 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Hybrid candidates, best first (more than ``limit``). Raises SemanticUnavailable."""
     depth = limit * _OVERFETCH + _EXTRA
     embedding: Future = guarded(lambda client: _encoder.submit(embed_query, client, query))
-    words = lexical.search(query=query, company_key=company_key, limit=depth)
+    words = lexical.normalised_search(query=query, company_key=company_key, limit=depth)
     dense = guarded(
         lambda client: nearest(client, embedding.result(), company_key=company_key, depth=depth)
     )
-    return fuse([dense, words])
+    return fuse(dense, words)
