@@ -276,3 +276,47 @@ def test_the_mcp_server_refuses(row, mcp_answers):
     _says(row, text)
     assert "pydantic" not in text and "http" not in text, text
     assert unchanged
+
+
+# --- the admin again, in a real browser (the rows a curator is likeliest to hit) ----------
+
+BROWSER_ROWS = [
+    Row("admin-browser", "remember", "company", "company credential"),
+    Row("admin-browser", "correct", "reason", "reason credential"),
+    Row("admin-browser", "forget", "reason", "reason credential"),
+]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("row", BROWSER_ROWS, ids=lambda r: r.id)
+def test_the_admin_refuses_in_a_real_browser(row, browser, live_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 30)
+    fact = services.remember(text="Seed fact for the browser table", company="Acme")
+    get_user_model().objects.create_superuser("table-curator", "t@example.org", "table-pass-26")
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
+    browser.find_element(By.NAME, "username").send_keys("table-curator")
+    browser.find_element(By.NAME, "password").send_keys("table-pass-26")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    wait.until(ec.url_to_be(f"{live_server.url}/admin/"))
+    before, logged = counts(), LogEntry.objects.count()
+
+    url = {"remember": ADD, "correct": correct_url(fact.id), "forget": forget_url(fact.id)}
+    browser.get(live_server.url + url[row.operation])
+    fields = {"remember": {"text": "A fine fact"}, "correct": {"text": "A corrected fact"}}
+    fields = {**fields.get(row.operation, {}), row.field: _value(row)}
+    for name, value in fields.items():
+        box = wait.until(ec.presence_of_element_located((By.NAME, name)))
+        box.clear()
+        box.send_keys(value)
+    browser.find_element(By.NAME, row.field).submit()
+
+    error = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "ul.errorlist")))
+    _says(row, " ".join(error.text.split()))
+    assert "Server Error" not in browser.page_source
+    assert counts() == before
+    assert LogEntry.objects.count() == logged
