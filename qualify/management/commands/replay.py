@@ -42,6 +42,8 @@ class Command(QualifyCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         since = _since(opts["since"]) if opts["since"] else None
+        if opts["limit"] is not None and opts["limit"] < 1:
+            raise CommandError("--limit must be at least 1")
         config = llm.LLMConfig.from_settings()  # before anything is written
         run, resumed = replay.start_or_resume(
             since=since, limit=opts["limit"], agent_mode=opts["agent"], new=opts["new"]
