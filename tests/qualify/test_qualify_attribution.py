@@ -92,6 +92,7 @@ def test_it_annotates_a_facts_list_with_exact_use_counts(steered):
         for m in rows
     }
     assert rows == expected
+    assert attribution.use_counts(list(rows)) == rows  # the admin's one query per page
     ordered = list(
         attribution.annotate_use(Memory.objects.all())
         .order_by(f"-{attribution.USE_COUNT}", "id")
