@@ -1,24 +1,24 @@
-"""BM25 over the ledger's own full-text index: the lexical half of semantic mode's hybrid recall.
+"""Idf-weighted word coverage over the ledger's own full-text index: the lexical half of
+semantic mode's hybrid recall.
 
 Unlike keyword recall (memory.keyword: one point per shared word, the deterministic
-fallback), a word here weighs what it tells apart: a rare name outweighs a common word, and
-a short fact holding it outweighs a long one. The ranking is FTS5's ``bm25()`` with its
-defaults (k1 1.2, b 0.75), on the ledger's ``terms`` (each fact's distinct content words,
-memory.text.tokens), so every term frequency is 1:
+fallback), a word here weighs what it tells apart: a rare name outweighs a common word. A
+fact's score is the share of the query's idf mass it holds:
 
-    score(fact) = sum over query words w in the fact of
-                  idf(w) * (k1 + 1) / (1 + k1 * (1 - b + b * words(fact) / average words))
-    idf(w) = max(ln((N - df(w) + 0.5) / (df(w) + 0.5)), 1e-6)
+    score(fact) = sum of idf(w) over query words w in the fact / sum of idf(w) over all of them
+    idf(w) = ln(1 + (N - df(w) + 0.5) / (df(w) + 0.5))     (BM25's idf, never negative)
 
-N, df and the average are over every live fact (the index's own statistics), and the scope
-only filters which facts are returned. SQLite computes it in FTS5 itself; PostgreSQL in one
-statement over the GIN index (migration 0012), with N and the average length read at most
-every STATS_SECONDS. ``normalised_search`` divides each score by the query's idf mass (the
-sum of idf over every query word, held by a fact or not): the share of what the query says
-that a fact says, on a scale that means the same for every query (0 to about 1.7), which is
-what the hybrid adds to a cosine. tests/test_semantic_full_text.py holds the same ranking
-in plain Python as the reference both databases must match. Reads the ledger, so a fact is
-found the moment its write commits, whatever the semantic index is doing.
+on the ledger's ``terms`` (each fact's distinct content words, memory.text.tokens), with N
+and df over every live fact; the scope only filters which facts are returned. The score is
+0 to 1 whatever the query, which is what the hybrid adds to a cosine. BM25's length
+normalisation was measured and left out: it ranked long facts holding the words lower, and
+lost on the development data (docs/semantic-index.md). tests/test_semantic_full_text.py
+holds the same ranking in plain Python as the reference both databases must match.
+
+The query has the shape of keyword recall's: one index lookup per query word (the partial
+GIN index on PostgreSQL, FTS5 on SQLite; migration 0012), weighted, summed per fact. It
+reads the ledger, so a fact is found the moment its write commits, whatever the semantic
+index is doing.
 """
 
 import math
@@ -30,131 +30,100 @@ from django.db import connection
 from memory import text as textmod
 from memory.keyword import Hit
 
-K1 = 1.2
-B = 0.75
-# N and the average length move slowly and BM25 barely notices: counting every live fact
-# on each recall would cost more than the ranking itself.
+# N moves slowly and the idf barely notices: counting every live fact on each recall would
+# cost more than the ranking itself.
 STATS_SECONDS = 60.0
 
+SCALE = 1_000_000_000
 _stats_lock = threading.Lock()
-_stats: dict[str, tuple[float, int, float]] = {}
+_stats: dict[str, tuple[float, int]] = {}
 
-_SQLITE = (
-    "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts"
-    " JOIN memories m ON m.id = memories_fts.rowid"
-    " WHERE memories_fts MATCH %s AND m.deleted_at IS NULL{scope}"
-    " ORDER BY score DESC, m.id DESC LIMIT %s"
-)
-# The candidates (live facts holding any query word) come from the partial GIN index; df is
-# counted over them, so it is exact.
-_POSTGRES = (
-    "WITH cand AS (SELECT id, company_key, string_to_array(terms, ' ') AS words"
-    " FROM memories WHERE deleted_at IS NULL AND string_to_array(terms, ' ') && %(words)s::text[]),"
-    " df AS (SELECT w.word, count(*) AS n FROM unnest(%(words)s::text[]) AS w(word)"
-    " JOIN cand ON cand.words @> ARRAY[w.word] GROUP BY w.word)"
-    " SELECT c.id, sum(greatest(ln((%(n)s - df.n + 0.5) / (df.n + 0.5)), 1e-6))"
-    " * %(k1p1)s / (1 + %(k1)s * (1 - %(b)s + %(b)s * cardinality(c.words) / %(avg)s)) AS score,"
-    " (SELECT sum(greatest(ln((%(n)s - coalesce(d.n, 0) + 0.5) / (coalesce(d.n, 0) + 0.5)),"
-    " 1e-6)) FROM unnest(%(words)s::text[]) AS q(word) LEFT JOIN df d ON d.word = q.word) AS mass"
-    " FROM cand c JOIN df ON c.words @> ARRAY[df.word]{scope}"
-    " GROUP BY c.id, c.words ORDER BY score DESC, c.id DESC LIMIT %(limit)s"
-)
+# The live facts carrying one word, as keyword recall finds them.
+_WORD_MATCH = {
+    "postgresql": (
+        "SELECT id FROM memories WHERE deleted_at IS NULL"
+        " AND string_to_array(terms, ' ') @> ARRAY[%s]::text[]"
+    ),
+    "sqlite": "SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH %s",
+}
 
 
 def query_words(query: str) -> list[str]:
     return textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
 
 
-def _ledger_stats() -> tuple[int, float]:
-    """(live facts, average words per live fact) on PostgreSQL, cached for STATS_SECONDS."""
+def idf(count: int, df: int) -> float:
+    # A cached N below a fresh df (facts written since) must not make a weight negative.
+    return math.log(1 + max(count - df, 0) / (df + 0.5) + 0.5 / (df + 0.5))
+
+
+def _live_count() -> int:
+    """Live facts, cached per database for STATS_SECONDS."""
     key = connection.settings_dict["NAME"]
     now = time.monotonic()
     cached = _stats.get(key)
     if cached and now - cached[0] < STATS_SECONDS:
-        return cached[1], cached[2]
+        return cached[1]
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*), coalesce(avg(cardinality(string_to_array(terms, ' '))), 0)"
-            " FROM memories WHERE deleted_at IS NULL"
-        )
-        count, average = cursor.fetchone()
+        cursor.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
+        count = int(cursor.fetchone()[0])
     with _stats_lock:
-        _stats[key] = (now, int(count), float(average))
-    return int(count), float(average)
+        _stats[key] = (now, count)
+    return count
 
 
 def forget_stats() -> None:
-    """Drop the cached statistics (tests load a ledger and rank at once)."""
+    """Drop the cached N (tests load a ledger and rank at once)."""
     with _stats_lock:
         _stats.clear()
 
 
-def idf(count: int, df: int) -> float:
-    return max(math.log((count - df + 0.5) / (df + 0.5)), 1e-6)
+def _word_param(word: str) -> str:
+    if connection.vendor == "sqlite":
+        # One quoted FTS5 phrase, so no word is read as an operator.
+        return '"' + word.replace('"', '""') + '"'
+    return word
 
 
-def _fts_phrase(word: str) -> str:
-    # One quoted phrase, so no word is read as an FTS5 operator.
-    return '"' + word.replace('"', '""') + '"'
-
-
-def _rank(words: list[str], company_key: str | None, limit: int) -> tuple[list[tuple], float]:
-    """(id, BM25) rows, best first, and the query's idf mass."""
-    if connection.vendor == "postgresql":
-        count, average = _ledger_stats()
-        scope = " AND (c.company_key = %(company)s OR c.company_key IS NULL)"
-        params = {
-            "words": words,
-            "n": count,
-            "k1p1": K1 + 1,
-            "k1": K1,
-            "b": B,
-            "avg": max(average, 1e-9),
-            "company": company_key,
-            "limit": limit,
-        }
-        with connection.cursor() as cursor:
-            cursor.execute(_POSTGRES.format(scope=scope if company_key else ""), params)
-            rows = cursor.fetchall()
-        if rows:
-            return [(pk, score) for pk, score, _ in rows], float(rows[0][2])
-        return [], sum(idf(count, 0) for _ in words)
-    scope = " AND (m.company_key = %s OR m.company_key IS NULL)" if company_key else ""
+def weights(words: list[str]) -> list[float]:
+    """Each word's idf, from one statement counting the live facts that hold it."""
+    match = _WORD_MATCH[connection.vendor]
+    sql = " UNION ALL ".join(
+        f"SELECT {i} AS word, count(*) AS df FROM ({match}) AS m{i}" for i in range(len(words))
+    )
     with connection.cursor() as cursor:
-        cursor.execute(
-            _SQLITE.format(scope=scope),
-            [" OR ".join(_fts_phrase(w) for w in words)]
-            + ([company_key] if company_key else [])
-            + [limit],
-        )
-        rows = cursor.fetchall()
-        mass = 0.0
-        if rows:  # without a match the mass divides nothing
-            # N as FTS5's bm25() just used it (the live facts now), not the cached figure.
-            cursor.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
-            count = cursor.fetchone()[0]
-            for word in words:
-                cursor.execute(
-                    "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH %s",
-                    [_fts_phrase(word)],
-                )
-                mass += idf(count, cursor.fetchone()[0])
-    return rows, mass
+        cursor.execute(sql, [_word_param(w) for w in words])
+        df = dict(cursor.fetchall())
+    count = _live_count()
+    return [idf(count, int(df.get(i, 0))) for i in range(len(words))]
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
-    """Top ``limit`` live facts for ``query`` by BM25, within the scope, best first."""
+    """Top ``limit`` live facts by the share of the query's idf they hold, within the scope,
+    best first; ties go to the newer fact."""
     words = query_words(query)
     if not words:
         return []
-    rows, _ = _rank(words, company_key, limit)
-    return [Hit(memory_id=pk, score=float(score)) for pk, score in rows]
-
-
-def normalised_search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
-    """``search``, each score divided by the query's idf mass (see the module docstring)."""
-    words = query_words(query)
-    if not words:
-        return []
-    rows, mass = _rank(words, company_key, limit)
-    return [Hit(memory_id=pk, score=float(score) / mass) for pk, score in rows]
+    weight = weights(words)
+    mass = sum(weight)
+    match = _WORD_MATCH[connection.vendor]
+    parts, params = [], []
+    for word, w in zip(words, weight, strict=True):
+        parts.append(f"SELECT id, %s AS w FROM ({match}) AS one")
+        # Whole units: a sum of integers is the same in any order, so facts holding the same
+        # words tie exactly and the tie-break decides, on every database.
+        params += [round(w / mass * SCALE), _word_param(word)]
+    scope = ""
+    if company_key is not None:
+        scope = " AND (m.company_key = %s OR m.company_key IS NULL)"
+        params.append(company_key)
+    sql = (
+        f"SELECT m.id, hits.score FROM (SELECT id, SUM(w) AS score FROM"
+        f" ({' UNION ALL '.join(parts)}) AS words GROUP BY id) AS hits"
+        f" JOIN memories m ON m.id = hits.id WHERE m.deleted_at IS NULL{scope}"
+        " ORDER BY hits.score DESC, m.id DESC LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, limit])
+        rows = cursor.fetchall()
+    return [Hit(memory_id=pk, score=int(score) / SCALE) for pk, score in rows]

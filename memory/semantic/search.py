@@ -55,7 +55,7 @@ def nearest(client: Client, vector: object, *, company_key: str | None, depth: i
 
 
 def fuse(dense: list[Hit], words: list[Hit], *, weight: float = LEXICAL_WEIGHT) -> list[Hit]:
-    """Cosine plus ``weight`` times the normalised BM25 (memory.lexical.normalised_search).
+    """Cosine plus ``weight`` times the share of the query's idf a fact holds (memory.lexical).
 
     Both are on absolute scales, so a weak match on either side stays weak: a paraphrase
     whose words only brush unrelated facts keeps its dense order, and a fact holding the
@@ -75,7 +75,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Hybrid candidates, best first (more than ``limit``). Raises SemanticUnavailable."""
     depth = limit * _OVERFETCH + _EXTRA
     embedding: Future = guarded(lambda client: _encoder.submit(embed_query, client, query))
-    words = lexical.normalised_search(query=query, company_key=company_key, limit=depth)
+    words = lexical.search(query=query, company_key=company_key, limit=depth)
     dense = guarded(
         lambda client: nearest(client, embedding.result(), company_key=company_key, depth=depth)
     )
