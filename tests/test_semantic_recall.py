@@ -11,7 +11,7 @@ from memory.models import Memory
 pytestmark = [pytest.mark.pgvector, pytest.mark.django_db(transaction=True)]
 
 RECRUITER = "Recruiters at documentation-driven remote employers typically respond within 48 hours."
-# Measured on this set (bench/semantic_quality.py): semantic recall@5 0.73-0.77, keyword
+# Measured on this set (bench/recall_eval.py, job search): hybrid recall@5 0.70-0.77, keyword
 # recall 0.00 by construction. Below this the semantic path has stopped working.
 MIN_RECALL_AT_5 = 0.65
 
