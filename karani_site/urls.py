@@ -11,3 +11,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("memory.api.urls")),
 ]
+
+# Errors raised before a view (a bad Host header, a failing middleware): JSON under /api/.
+handler400 = "memory.api.handlers.bad_request"
+handler500 = "memory.api.handlers.server_error"

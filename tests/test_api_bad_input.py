@@ -8,6 +8,8 @@ from api_helpers import client_with, error_of, token_for
 from django.conf import settings
 from django.core.cache import cache
 from django.db import OperationalError
+from django.middleware.common import CommonMiddleware
+from django.test import Client
 from ledger_helpers import counts
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -272,3 +274,25 @@ def test_it_answers_an_accept_header_without_json_with_406(writer):
     refused = writer.get(recall, HTTP_ACCEPT="text/html")
     assert refused.status_code == 406
     assert error_of(refused)["code"] == "not_acceptable"
+
+
+def test_it_answers_a_request_refused_before_the_api_in_the_same_shape(writer):
+    # An unknown Host is refused by Django's middleware, before DRF runs.
+    refused = writer.get("/api/memories", HTTP_HOST="evil.example")
+    assert refused.status_code == 400
+    assert error_of(refused)["code"] == "bad_request"
+    page = writer.get("/admin/login/", HTTP_HOST="evil.example")
+    assert page.status_code == 400 and not page["Content-Type"].startswith("application/json")
+
+
+def test_it_answers_a_middleware_failure_in_the_same_shape(monkeypatch):
+    # Injected fault: a middleware that fails before the API's view is reached.
+    def broken(self, request):
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(CommonMiddleware, "process_request", broken)
+    client = Client(raise_request_exception=False)
+    response = client.get("/api/memories")
+    assert response.status_code == 500
+    assert error_of(response)["code"] == "server_error"
+    assert client.get("/admin/").status_code == 500
