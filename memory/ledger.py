@@ -60,29 +60,48 @@ def write_fact(
     created_at: datetime | None = None,
     supersedes: Memory | None = None,
 ) -> RememberResult:
-    """Insert the fact, or touch its live twin: one upsert against the partial unique
-    constraint, so concurrent writers of one fact settle in the database, in one round trip.
+    """Touch the fact's live twin, or insert it.
+
+    The insert is an upsert against the partial unique constraint, so a writer that loses a
+    race with another writer of the same fact touches the winner's row, in the database.
+    The touch goes first so that a duplicate, the common repeat, never uses up an id.
     """
+    touched = next(iter(Memory.all_objects.raw(*_touch(fact.fact_key, now))), None)
+    if touched is not None:
+        return RememberResult(touched, created=False)
     row = new_row(fact, actor=actor, now=now, created_at=created_at)
     row.supersedes = supersedes
     row.fill_terms()
-    sql, params = _upsert(row)
-    memory = next(iter(Memory.all_objects.raw(sql, params)))
+    memory = next(iter(Memory.all_objects.raw(*_upsert(row))))
     # A touch always leaves seen_count above 1; only a fresh insert returns 1.
     return RememberResult(memory, created=memory.seen_count == 1)
+
+
+def _touch(fact_key: str, now: datetime) -> tuple[str, list]:
+    qn = connection.ops.quote_name
+    stamp = Memory._meta.get_field("last_seen_at").get_db_prep_save(now, connection)
+    sql = (
+        f"UPDATE {qn(Memory._meta.db_table)} SET seen_count = seen_count + 1,"
+        " last_seen_at = %s WHERE fact_key = %s AND deleted_at IS NULL"
+        f" RETURNING {_returning()}"
+    )
+    return sql, [stamp, fact_key]
+
+
+def _returning() -> str:
+    return ", ".join(connection.ops.quote_name(f.column) for f in Memory._meta.concrete_fields)
 
 
 def _upsert(row: Memory) -> tuple[str, list]:
     fields = [f for f in Memory._meta.concrete_fields if not f.primary_key]
     qn = connection.ops.quote_name
     table = qn(Memory._meta.db_table)
-    returning = ", ".join(qn(f.column) for f in Memory._meta.concrete_fields)
     sql = (
         f"INSERT INTO {table} ({', '.join(qn(f.column) for f in fields)})"
         f" VALUES ({', '.join(['%s'] * len(fields))})"
         " ON CONFLICT (fact_key) WHERE deleted_at IS NULL DO UPDATE SET"
         f" seen_count = {table}.seen_count + 1, last_seen_at = excluded.last_seen_at"
-        f" RETURNING {returning}"
+        f" RETURNING {_returning()}"
     )
     return sql, [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
 
