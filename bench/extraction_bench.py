@@ -108,7 +108,10 @@ def remember_block(facts: list[dict], timer: TimedLLM | None) -> list[dict]:
         result = services.remember(text=fact["text"], company=fact["company"])
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         llm = sum(timer.calls[before:]) if timer else 0.0
-        rows.append({"id": result.id, "wall": wall, "cpu": cpu, "llm": llm, **fact})
+        replies = timer.replies[before:] if timer else []
+        rows.append(
+            {"id": result.id, "wall": wall, "cpu": cpu, "llm": llm, "replies": replies, **fact}
+        )
     return rows
 
 
@@ -162,6 +165,27 @@ def extraction_code_times(facts: list[dict], replies: list[str]) -> list[float]:
     return times
 
 
+def _same(a: str, b: str) -> bool:
+    return a.casefold().strip().rstrip(".!") == b.casefold().strip().rstrip(".!")
+
+
+def outcome(row: dict) -> str:
+    """What became of one extraction-mode write."""
+    from memory.semantic import extraction
+
+    if not row["replies"]:
+        return "no LLM call (prompt too large, or LLM skipped after a failure)"
+    parsed = extraction.parse(row["replies"][-1])
+    if not parsed:
+        return "reply unusable (no JSON, cut off, empty) -> verbatim"
+    kept = extraction.clean(parsed)
+    if not kept:
+        return "statements dropped (credential, length) -> verbatim"
+    if len(kept) == 1 and _same(kept[0], row["text"]):
+        return "model repeated the fact"
+    return "distilled"
+
+
 def ms(values: list[float], p: float) -> str:
     return f"{semantic_env.pct(values, p) * 1000:.1f}"
 
@@ -171,6 +195,7 @@ def main() -> None:
     parser.add_argument("--url", default=os.environ.get("KARANI_LLM_BASE_URL", ""))
     parser.add_argument("--model", default=os.environ.get("KARANI_LLM_MODEL", "local-model"))
     parser.add_argument("--ledger", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--limit", type=int, help="only the first N facts (a quick look)")
     args = parser.parse_args()
     url = args.url or _script_url()
     if not url:
@@ -189,6 +214,9 @@ def main() -> None:
     settings.KARANI_LLM_MODEL = args.model
     settings.KARANI_LLM_TIMEOUT = 120.0
     facts, queries = load_facts()
+    if args.limit:
+        facts = facts[: args.limit]
+        queries = [q for q in queries if q["fact"] in {f["text"] for f in facts}]
     load_before = os.getloadavg()
 
     # Baseline: verbatim writes (no LLM), after one untimed write that loads the embedder.
@@ -216,8 +244,9 @@ def main() -> None:
     call_command("reindex", stdout=io.StringIO(), stderr=io.StringIO())
     recall_verbatim = recall_at(queries, ids)
 
+    outcomes = {r["id"]: outcome(r) for r in extracted}
     went_verbatim = [r for r in extracted if by_row.get(r["id"]) == [r["text"]]]
-    distilled = [r for r in extracted if r not in went_verbatim]
+    distilled = [r for r in extracted if outcomes[r["id"]] == "distilled"]
     kept, added, terms = [], [], []
     statements = []
     for r in distilled:
@@ -271,9 +300,9 @@ def main() -> None:
             ["indexing", "value"],
             [
                 ["indexed without reindex", f"{n - pending}/{n} ({(n - pending) / n:.0%})"],
-                ["indexed as extracted statements", f"{len(distilled)}/{n}"],
-                ["indexed verbatim (no fit, LLM failed or kept nothing)",
-                 f"{len(went_verbatim)}/{n}"],
+                ["index holds exactly the fact's text", f"{len(went_verbatim)}/{n}"],
+                *[[f"  {name}", f"{sum(o == name for o in outcomes.values())}/{n}"]
+                  for name in sorted(set(outcomes.values()))],
                 ["statements per distilled fact (median)",
                  f"{statistics.median(statements) if statements else 0:g}"],
             ],
