@@ -365,11 +365,6 @@ def test_the_console_import_reports_impossible_stamps_as_lines_and_imports_the_r
 
 
 @console
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory/management/commands/import.py catches only JSONDecodeError: a line nested "
-    "past Python's recursion limit raises RecursionError out of the command",
-)
 def test_the_console_import_reports_a_deeply_nested_line_and_imports_the_rest(child):
     cwd, env = child
     deep = '{"text": ' + "[" * 5000 + "]" * 5000 + "}"

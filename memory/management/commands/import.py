@@ -25,6 +25,8 @@ def _records(path: Path, bad: list[tuple[int, str]]) -> Iterator[tuple[int, Any]
                 yield line_no, json.loads(line)
             except json.JSONDecodeError as exc:
                 bad.append((line_no, f"not valid JSON ({exc.msg})"))
+            except RecursionError:
+                bad.append((line_no, "JSON nested too deeply"))
 
 
 class Command(KaraniCommand):
