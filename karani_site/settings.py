@@ -131,6 +131,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
+# Messages live in the server-side session, never in a client-signed cookie: a leaked or
+# default key then cannot forge what the admin shows.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
 ROOT_URLCONF = "karani_site.urls"
 WSGI_APPLICATION = "karani_site.wsgi.application"
 
