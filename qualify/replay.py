@@ -19,9 +19,10 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from qualify import agent, context, llm, prompts, stats, verdict
+from qualify.errors import QualifyError
 from qualify.models import Outcome, Posting, Profile, Qualification, ReplayAnswer, ReplayRun
 from qualify.preparation import prompt_for
-from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW, QualifyError
+from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW
 
 # A posting "progressed" when it reached a screen or further; it is a known failure when it
 # ended (rejected, withdrawn) without one. Only "applied" so far is not known yet.

@@ -5,9 +5,9 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from memory.management.base import KaraniCommand
+from qualify.errors import QualifyError
 from qualify.llm import LLMNotConfigured
 from qualify.postings import PostingFileError
-from qualify.services import QualifyError
 
 
 class QualifyCommand(KaraniCommand):

@@ -1,0 +1,2 @@
+class QualifyError(ValueError):
+    """Bad input or state for the pipeline; the message is one line, nothing was written."""
