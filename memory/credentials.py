@@ -11,10 +11,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from confusable_homoglyphs.confusables import confusables_data
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import BasePlugin
 
 # Entropy scanners are left out on purpose: they flag ordinary quoted words and ids.
 # "Public IP" is not a credential.
@@ -79,6 +79,10 @@ _ZERO_WIDTH = dict.fromkeys(
 @lru_cache(maxsize=1)
 def _look_alikes() -> dict[int, str]:
     """Each non-ASCII character Unicode lists as confusable with one printable ASCII one."""
+    # Imported on first use, like detect-secrets below: every process that starts Django
+    # loads this module (the admin's forms), and most never check a secret.
+    from confusable_homoglyphs.confusables import confusables_data
+
     table: dict[int, str] = {}
     for char, glyphs in confusables_data.items():
         if len(char) != 1 or char.isascii():
@@ -117,9 +121,11 @@ def _assigned_secret(text: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _plugins() -> tuple[BasePlugin, ...]:
-    # Built once: going through detect-secrets' settings machinery per call costs ~2 ms,
-    # calling the plugins directly ~0.1 ms.
+def _plugins() -> tuple["BasePlugin", ...]:
+    # Built once, on first use: calling the plugins directly skips detect-secrets' settings
+    # machinery on every call.
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
     return tuple(
         cls()
         for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items())
