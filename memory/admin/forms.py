@@ -57,10 +57,5 @@ class ForgetForm(forms.Form):
 
 def add_service_error(form: forms.Form, exc: MemoryInputError) -> None:
     """Put a service refusal on the field it is about (a secret in the ref, say)."""
-    message = str(exc)
-    field = getattr(exc, "field", None)
-    if field is None:
-        # The service's messages name their input first ("text is empty", "company must
-        # be a string"); anything else is about the form as a whole.
-        field = next((name for name in form.fields if message.startswith(f"{name} ")), None)
-    form.add_error(field if field in form.fields else None, message)
+    # The error names its field; one the form does not show is about the form as a whole.
+    form.add_error(exc.field if exc.field in form.fields else None, str(exc))
