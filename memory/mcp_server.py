@@ -16,7 +16,7 @@ from pydantic import Field, ValidationError
 
 from karani_site.version import VERSION
 from memory import selectors, services, validation
-from memory.errors import FactNotFound, MemoryInputError
+from memory.errors import FactNotFound, MemoryInputError, first_line
 from memory.text import MAX_TEXT_CHARS
 
 log = logging.getLogger("karani.mcp")
@@ -69,7 +69,7 @@ def _call(operation: str, fn: Any, **kwargs: Any) -> dict[str, Any]:
     except (MemoryInputError, FactNotFound) as exc:
         raise ToolError(str(exc)) from None
     except DatabaseError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         log.error("%s: database error: %s", operation, first)
         raise ToolError(
             f"the memory database is unavailable ({first}); nothing was stored, retry later"

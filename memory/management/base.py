@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from memory.errors import FactNotFound, MemoryInputError
+from memory.errors import FactNotFound, MemoryInputError, first_line
 
 # SQLite and PostgreSQL wording for a table that migrate has not created.
 _MISSING_TABLE = re.compile(r"no such table|relation \S+ does not exist")
@@ -58,7 +58,7 @@ class KaraniCommand(BaseCommand):
         except (MemoryInputError, FactNotFound) as exc:
             raise CommandError(str(exc)) from None
         except DatabaseError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = first_line(exc)
             if _MISSING_TABLE.search(first):
                 # A fresh KARANI_DATA_DIR or database: the fix is one command away.
                 first += "; the ledger is not set up yet, run `karani migrate`"
