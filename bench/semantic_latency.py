@@ -47,6 +47,14 @@ def _grow_ledger(target: int) -> None:
         services.import_facts(records=enumerate(facts, start=1), batch_size=2000)
         print(f"  ledger chunk {n}: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     settings.KARANI_MEMORY = "mem0"
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        # Planner statistics for the freshly loaded rows, and the terms index's GIN pending
+        # list merged: a bulk load leaves every new row's words in it (fast update), where
+        # the planner prices the index out and every lexical query falls to a scan.
+        cursor.execute("ANALYZE memories")
+        cursor.execute("SELECT gin_clean_pending_list('memories_live_terms'::regclass)")
 
 
 def _base_vectors(client, rows) -> "object":
