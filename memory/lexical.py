@@ -34,9 +34,14 @@ from memory.keyword import Hit
 # cost more than the ranking itself.
 STATS_SECONDS = 60.0
 
+# A word held by more live facts than this draws no candidates of its own (it still counts
+# in every candidate's score): reading a common word's postings was most of a query's cost.
+COMMON_POSTINGS = 2000
+MAX_CACHED_WORDS = 50_000
 SCALE = 1_000_000_000
 _stats_lock = threading.Lock()
 _stats: dict[str, tuple[float, int]] = {}
+_df: dict[tuple[str, str], tuple[float, int]] = {}
 
 # The live facts carrying one word, as keyword recall finds them.
 _WORD_MATCH = {
@@ -73,9 +78,10 @@ def _live_count() -> int:
 
 
 def forget_stats() -> None:
-    """Drop the cached N (tests load a ledger and rank at once)."""
+    """Drop the cached N and document frequencies (tests load a ledger and rank at once)."""
     with _stats_lock:
         _stats.clear()
+        _df.clear()
 
 
 def _word_param(word: str) -> str:
@@ -85,43 +91,69 @@ def _word_param(word: str) -> str:
     return word
 
 
-def weights(words: list[str]) -> list[float]:
-    """Each word's idf, from one statement counting the live facts that hold it."""
-    match = _WORD_MATCH[connection.vendor]
-    sql = " UNION ALL ".join(
-        f"SELECT {i} AS word, count(*) AS df FROM ({match}) AS m{i}" for i in range(len(words))
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [_word_param(w) for w in words])
-        df = dict(cursor.fetchall())
-    count = _live_count()
-    return [idf(count, int(df.get(i, 0))) for i in range(len(words))]
+def document_frequencies(words: list[str]) -> list[int]:
+    """How many live facts hold each word; cached per word for STATS_SECONDS, like N."""
+    db = connection.settings_dict["NAME"]
+    now = time.monotonic()
+    known = {w: _df.get((db, w)) for w in words}
+    fresh = [w for w, hit in known.items() if not hit or now - hit[0] >= STATS_SECONDS]
+    if fresh:
+        match = _WORD_MATCH[connection.vendor]
+        sql = " UNION ALL ".join(
+            f"SELECT {i} AS word, count(*) AS df FROM ({match}) AS m{i}" for i in range(len(fresh))
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [_word_param(w) for w in fresh])
+            counted = dict(cursor.fetchall())
+        with _stats_lock:
+            if len(_df) > MAX_CACHED_WORDS:
+                _df.clear()
+            for i, word in enumerate(fresh):
+                known[word] = (now, int(counted.get(i, 0)))
+                # A word no fact holds yet is counted again next time: the fact that brings
+                # it must be found the moment it is written.
+                if known[word][1]:
+                    _df[(db, word)] = known[word]
+    return [known[w][1] for w in words]
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Top ``limit`` live facts by the share of the query's idf they hold, within the scope,
-    best first; ties go to the newer fact."""
+    best first; ties go to the newer fact.
+
+    Candidates are the facts holding one of the query's uncommon words (held by at most
+    COMMON_POSTINGS live facts), or its rarest word when every word is common; each
+    candidate is then scored on every query word.
+    """
     words = query_words(query)
     if not words:
         return []
-    weight = weights(words)
-    mass = sum(weight)
+    dfs = document_frequencies(words)
+    count = _live_count()
+    held = [(w, d) for w, d in zip(words, dfs, strict=True) if d > 0]
+    if not held:
+        return []
+    weight = {w: idf(count, d) for w, d in zip(words, dfs, strict=True)}
+    mass = sum(weight.values())
+    drawing = [w for w, d in held if d <= COMMON_POSTINGS] or [min(held, key=lambda x: x[1])[0]]
     match = _WORD_MATCH[connection.vendor]
-    parts, params = [], []
-    for word, w in zip(words, weight, strict=True):
-        parts.append(f"SELECT id, %s AS w FROM ({match}) AS one")
+    position = "strpos" if connection.vendor == "postgresql" else "instr"
+    terms, params = [], []
+    for word, _ in held:
+        terms.append(f"CASE WHEN {position}(' ' || m.terms || ' ', %s) > 0 THEN %s ELSE 0 END")
         # Whole units: a sum of integers is the same in any order, so facts holding the same
         # words tie exactly and the tie-break decides, on every database.
-        params += [round(w / mass * SCALE), _word_param(word)]
+        params += [f" {word} ", round(weight[word] / mass * SCALE)]
+    lookups = " UNION ".join(f"SELECT id FROM ({match}) AS one" for _ in drawing)
+    params += [_word_param(w) for w in drawing]
     scope = ""
     if company_key is not None:
         scope = " AND (m.company_key = %s OR m.company_key IS NULL)"
         params.append(company_key)
     sql = (
-        f"SELECT m.id, hits.score FROM (SELECT id, SUM(w) AS score FROM"
-        f" ({' UNION ALL '.join(parts)}) AS words GROUP BY id) AS hits"
-        f" JOIN memories m ON m.id = hits.id WHERE m.deleted_at IS NULL{scope}"
-        " ORDER BY hits.score DESC, m.id DESC LIMIT %s"
+        f"SELECT m.id, ({' + '.join(terms)}) AS score FROM memories m"
+        f" WHERE m.id IN ({lookups}) AND m.deleted_at IS NULL{scope}"
+        " ORDER BY score DESC, m.id DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, limit])
