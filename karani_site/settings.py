@@ -216,13 +216,20 @@ warnings.filterwarnings("ignore", message="No directory at: ")
 KARANI_ADMIN_LOGIN_ATTEMPTS = _env_int("KARANI_ADMIN_LOGIN_ATTEMPTS", 10, minimum=1)
 KARANI_ADMIN_LOGIN_WINDOW = _env_int("KARANI_ADMIN_LOGIN_WINDOW", 900, minimum=1)
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL = os.environ.get("KARANI_LOG_LEVEL", "").strip().upper() or "WARNING"
+if LOG_LEVEL not in LOG_LEVELS:
+    raise ImproperlyConfigured(
+        f"KARANI_LOG_LEVEL={os.environ.get('KARANI_LOG_LEVEL')!r} is not valid; "
+        f"use one of: {', '.join(LOG_LEVELS)}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(levelname)s %(name)s: %(message)s"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
-        "karani": {"handlers": ["stderr"], "level": os.environ.get("KARANI_LOG_LEVEL", "WARNING")},
+        "karani": {"handlers": ["stderr"], "level": LOG_LEVEL},
         # Every 500 with its traceback on stderr (gunicorn's error log), not only mailed to
         # ADMINS, which Django's default does when DEBUG is off.
         "django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False},

@@ -263,3 +263,14 @@ def test_gunicorn_refuses_to_start_on_the_built_in_key_for_a_public_host(tmp_pat
     )
     assert proc.returncode != 0
     assert "KARANI_SECRET_KEY is not set but KARANI_ALLOWED_HOSTS serves" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["LOUD", "verbose", "5"])
+def test_it_refuses_an_unknown_log_level_naming_the_allowed_ones(tmp_path, value):
+    error = load_settings(tmp_path, KARANI_LOG_LEVEL=value)["error"]
+    assert f"KARANI_LOG_LEVEL={value!r} is not valid" in error
+    assert "DEBUG, INFO, WARNING, ERROR, CRITICAL" in error
+
+
+def test_it_takes_a_log_level_in_any_case(tmp_path):
+    assert "error" not in load_settings(tmp_path, KARANI_LOG_LEVEL="info")
