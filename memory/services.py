@@ -108,7 +108,9 @@ def forget(*, id: int, reason: str, actor: str = "") -> Memory:
     with transaction.atomic():
         memory = _for_update(id)
         if memory.deleted_at is not None:
-            if (memory.delete_reason, memory.deleted_by) == (reason, actor):
+            # Only a forget repeats a forget: a row a correction replaced stays a refusal.
+            replaced = Memory.all_objects.filter(supersedes=memory).exists()
+            if (memory.delete_reason, memory.deleted_by) == (reason, actor) and not replaced:
                 return memory
             raise _already_deleted(memory)
         _soft_delete(memory, reason=reason, actor=actor, now=timezone.now())

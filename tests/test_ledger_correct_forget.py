@@ -254,3 +254,33 @@ def test_it_never_issues_delete_from_memories_when_correcting_or_forgetting(fact
     assert _deleted_tables([{"sql": 'DELETE FROM "memories" WHERE "id" = 1'}]) == {"memories"}
     # Every row is still there, as history.
     assert Memory.all_objects.count() == 3
+
+
+def test_it_answers_a_repeated_forget_as_the_first_and_writes_nothing(fact):
+    first = services.forget(id=fact.pk, reason="no longer true", actor="me")
+    before = _snapshot()
+    again = services.forget(id=fact.pk, reason="no longer true", actor="me")
+    assert (again.pk, again.deleted_at, again.delete_reason) == (
+        first.pk,
+        first.deleted_at,
+        first.delete_reason,
+    )
+    assert _snapshot() == before
+    with pytest.raises(FactAlreadyDeleted):  # another actor, or another reason: a refusal
+        services.forget(id=fact.pk, reason="no longer true", actor="someone else")
+
+
+def test_it_answers_a_repeated_correction_with_its_new_row(fact):
+    new = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed", actor="me")
+    before = _snapshot()
+    again = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed", actor="me")
+    assert again.pk == new.pk
+    assert _snapshot() == before
+    with pytest.raises(FactAlreadyDeleted):  # other text: a refusal, not a second successor
+        services.correct(id=fact.pk, text="Prefers onsite roles", reason="changed", actor="me")
+
+
+def test_it_refuses_to_forget_a_corrected_fact_even_with_the_same_reason(fact):
+    services.correct(id=fact.pk, text="Prefers hybrid roles", reason="changed", actor="me")
+    with pytest.raises(FactAlreadyDeleted):
+        services.forget(id=fact.pk, reason="changed", actor="me")
