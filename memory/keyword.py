@@ -24,10 +24,9 @@ ROW_FIELDS = ("id", "text", "kind", "company", "ref", "created_at", "last_seen_a
 
 # The live facts carrying one word, per database: a GIN index over the terms array on
 # PostgreSQL, the FTS5 table on SQLite (both from migration 0012).
-_WORD_MATCH = {
+WORD_MATCH = {
     "postgresql": (
-        "SELECT id FROM memories WHERE deleted_at IS NULL"
-        " AND string_to_array(terms, ' ') @> ARRAY[%s]::text[]"
+        "SELECT id FROM memories WHERE deleted_at IS NULL AND term_array @> ARRAY[%s]::text[]"
     ),
     "sqlite": "SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH %s",
 }
@@ -69,7 +68,7 @@ def named_company_keys(query: str, scope_key: str | None) -> list[str]:
     return sorted(found)
 
 
-def _word_param(token: str) -> str:
+def word_param(token: str) -> str:
     if connection.vendor == "sqlite":
         # An FTS5 string: the word as one quoted phrase, so no word is read as an operator.
         return '"' + token.replace('"', '""') + '"'
@@ -89,9 +88,9 @@ def _postgres_query(
     score = ["0"]
     where = []
     if tokens:
-        score += ["(a.t @> ARRAY[%s]::text[])::int"] * len(tokens)
+        score += ["(%s = ANY(m.term_array))::int"] * len(tokens)
         params += tokens
-        where.append("string_to_array(m.terms, ' ') && %s::text[]")
+        where.append("m.term_array && %s::text[]")
     if named:
         score.append(f"COALESCE(m.company_key IN {_in_list(named)}, false)::int")
         params += named
@@ -103,7 +102,6 @@ def _postgres_query(
         where_params.append(scope)
     sql = (
         f"SELECT {columns}, {' + '.join(score)} AS score FROM memories m"
-        " CROSS JOIN LATERAL (SELECT string_to_array(m.terms, ' ') AS t) AS a"
         f" WHERE m.deleted_at IS NULL AND ({' OR '.join(where)}){scope_sql}"
         " ORDER BY score DESC, m.last_seen_at DESC, m.id DESC LIMIT %s"
     )
@@ -114,8 +112,8 @@ def _sqlite_query(
     tokens: list[str], named: list[str], scope: str | None, columns: str
 ) -> tuple[str, list]:
     # One FTS5 lookup per word; a fact's score is how many of the lookups found it.
-    parts = [_WORD_MATCH["sqlite"]] * len(tokens)
-    params: list = [_word_param(t) for t in tokens]
+    parts = [WORD_MATCH["sqlite"]] * len(tokens)
+    params: list = [word_param(t) for t in tokens]
     if named:
         # One more point for each fact of a company the query names.
         parts.append(

@@ -28,7 +28,7 @@ import time
 from django.db import connection
 
 from memory import text as textmod
-from memory.keyword import Hit
+from memory.keyword import WORD_MATCH, Hit, word_param
 
 # N moves slowly and the idf barely notices: counting every live fact on each recall would
 # cost more than the ranking itself.
@@ -42,15 +42,6 @@ SCALE = 1_000_000_000
 _stats_lock = threading.Lock()
 _stats: dict[str, tuple[float, int]] = {}
 _df: dict[tuple[str, str], tuple[float, int]] = {}
-
-# The live facts carrying one word, as keyword recall finds them.
-_WORD_MATCH = {
-    "postgresql": (
-        "SELECT id FROM memories WHERE deleted_at IS NULL"
-        " AND string_to_array(terms, ' ') @> ARRAY[%s]::text[]"
-    ),
-    "sqlite": "SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH %s",
-}
 
 
 def query_words(query: str) -> list[str]:
@@ -84,13 +75,6 @@ def forget_stats() -> None:
         _df.clear()
 
 
-def _word_param(word: str) -> str:
-    if connection.vendor == "sqlite":
-        # One quoted FTS5 phrase, so no word is read as an operator.
-        return '"' + word.replace('"', '""') + '"'
-    return word
-
-
 def document_frequencies(words: list[str]) -> list[int]:
     """How many live facts hold each word; cached per word for STATS_SECONDS, like N."""
     db = connection.settings_dict["NAME"]
@@ -98,12 +82,12 @@ def document_frequencies(words: list[str]) -> list[int]:
     known = {w: _df.get((db, w)) for w in words}
     fresh = [w for w, hit in known.items() if not hit or now - hit[0] >= STATS_SECONDS]
     if fresh:
-        match = _WORD_MATCH[connection.vendor]
+        match = WORD_MATCH[connection.vendor]
         sql = " UNION ALL ".join(
             f"SELECT {i} AS word, count(*) AS df FROM ({match}) AS m{i}" for i in range(len(fresh))
         )
         with connection.cursor() as cursor:
-            cursor.execute(sql, [_word_param(w) for w in fresh])
+            cursor.execute(sql, [word_param(w) for w in fresh])
             counted = dict(cursor.fetchall())
         with _stats_lock:
             if len(_df) > MAX_CACHED_WORDS:
@@ -136,7 +120,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     weight = {w: idf(count, d) for w, d in zip(words, dfs, strict=True)}
     mass = sum(weight.values())
     drawing = [w for w, d in held if d <= COMMON_POSTINGS] or [min(held, key=lambda x: x[1])[0]]
-    match = _WORD_MATCH[connection.vendor]
+    match = WORD_MATCH[connection.vendor]
     position = "strpos" if connection.vendor == "postgresql" else "instr"
     terms, params = [], []
     for word, _ in held:
@@ -145,7 +129,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
         # words tie exactly and the tie-break decides, on every database.
         params += [f" {word} ", round(weight[word] / mass * SCALE)]
     lookups = " UNION ".join(f"SELECT id FROM ({match}) AS one" for _ in drawing)
-    params += [_word_param(w) for w in drawing]
+    params += [word_param(w) for w in drawing]
     scope = ""
     if company_key is not None:
         scope = " AND (m.company_key = %s OR m.company_key IS NULL)"

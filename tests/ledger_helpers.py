@@ -85,11 +85,11 @@ def indexed_words(memory_id: int) -> set[str]:
     from memory.models import Memory
 
     terms = Memory.all_objects.get(pk=memory_id).terms.split()
-    match = keyword._WORD_MATCH[connection.vendor]
+    match = keyword.WORD_MATCH[connection.vendor]
     found = set()
     with connection.cursor() as cursor:
         for word in terms:
-            cursor.execute(match, [keyword._word_param(word)])
+            cursor.execute(match, [keyword.word_param(word)])
             if any(row[0] == memory_id for row in cursor.fetchall()):
                 found.add(word)
     return found

@@ -13,7 +13,7 @@ import pytest
 from semantic_support import *  # noqa: F403  (fixtures)
 from semantic_support import FakeOpenAIServer, karani_warnings
 
-from memory import services
+from memory import selectors, services
 from memory.models import Memory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,7 +88,7 @@ def test_it_falls_back_and_keeps_writes_pending_without_a_dsn(settings, caplog):
     settings.KARANI_VECTOR_DSN = ""
     try:
         fact = services.remember(text="Prefers remote roles")
-        result = services.recall(query="remote roles")
+        result = selectors.recall(query="remote roles")
     finally:
         breaker.reset()
 
@@ -106,9 +106,9 @@ def test_it_keeps_mem0_offline_and_its_files_under_the_data_dir(tmp_path, vector
         django.setup()
         from django.core.management import call_command
         call_command("migrate", verbosity=0)
-        from memory import services
+        from memory import selectors, services
         services.remember(text="Prefers remote roles")
-        result = services.recall(query="working from home")
+        result = selectors.recall(query="working from home")
         from memory.semantic import client
         import mem0.memory.telemetry as telemetry
         print(json.dumps({
@@ -142,7 +142,7 @@ def test_it_embeds_through_a_local_openai_compatible_endpoint(mem0_mode, setting
     settings.KARANI_EMBEDDER_MODEL = "all-minilm"
     try:
         fact = services.remember(text="Avoids companies in the gambling industry")
-        result = services.recall(query="would she work for a betting or casino business?")
+        result = selectors.recall(query="would she work for a betting or casino business?")
     finally:
         server.close()
 
@@ -168,7 +168,7 @@ def test_it_uses_mem0_extraction_when_an_llm_is_configured(mem0_mode, settings, 
             f"SELECT payload->>'data', payload->>'ledger_id' FROM {mem0_mode}"
         ).fetchone()
     assert (data, int(ledger_id)) == ("Dislikes betting companies", fact.id)
-    result = services.recall(query="gambling employers")
+    result = selectors.recall(query="gambling employers")
     assert [f.id for f in result.results] == [fact.id]
 
 
