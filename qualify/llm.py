@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 import openai
 from django.conf import settings
 
+from memory.errors import first_line
 from qualify import verdict
 
 RETRY_PROMPT = (
@@ -145,8 +146,7 @@ class ChatClient:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+    return first_line(exc)[:200]
 
 
 def settle_verdict(

@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from memory.errors import first_line
 from memory.semantic import config as cfgmod
 from memory.semantic import extraction
 from memory.semantic.config import SemanticConfig, SemanticUnavailable
@@ -60,7 +61,7 @@ def import_mem0(cfg: SemanticConfig) -> Any:
         from mem0 import Memory
         from mem0.vector_stores import pgvector  # noqa: F401  (needs psycopg_pool)
     except Exception as exc:  # ImportError, or anything a broken install raises at import
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise SemanticUnavailable(
             f"mem0 is not importable ({first}); install the extra: pip install -e '.[memory]'"
         ) from exc
@@ -199,7 +200,7 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
             }
         )
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise SemanticUnavailable(f"could not load the embedder or mem0: {first}") from exc
     # Memory() built its own PGVector on our pool; we hand it ours below. Detach the spare
     # first: its __del__ closes "its" pool, which is the one we keep using.

@@ -11,17 +11,13 @@ from typing import TypeVar
 
 from django.conf import settings
 
+from memory.errors import first_line
 from memory.semantic import client as clientmod
 from memory.semantic.breaker import breaker
 from memory.semantic.config import SemanticUnavailable
 
 log = logging.getLogger("karani.memory")
 T = TypeVar("T")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def describe(exc: BaseException) -> str:
@@ -37,8 +33,8 @@ def describe(exc: BaseException) -> str:
             "and `karani reindex` refills it"
         )
     if name in {"APIConnectionError", "APITimeoutError", "LLMError"}:
-        return f"the extraction LLM (KARANI_LLM_BASE_URL) did not answer: {_first_line(exc)}"
-    return f"{name}: {_first_line(exc)}"
+        return f"the extraction LLM (KARANI_LLM_BASE_URL) did not answer: {first_line(exc)}"
+    return f"{name}: {first_line(exc)}"
 
 
 def _collection_dropped(exc: BaseException) -> bool:
