@@ -271,25 +271,19 @@ def _restore_row(record: Any) -> Memory:
         isinstance(supersedes, bool) or not isinstance(supersedes, int) or supersedes < 1
     ):
         raise MemoryInputError("supersedes must be a fact id or null")
-    return Memory(
-        pk=ident,
-        text=fact.text,
-        kind=fact.kind,
-        company=fact.company,
-        company_key=fact.company_key,
-        source=fact.source,
-        fit_score=fact.fit_score,
-        ref=fact.ref,
-        fact_key=fact.fact_key,
+    row = new_row(
+        fact,
+        actor=clean_actor(record["created_by"], what="created_by"),
+        now=last_seen_at,
         created_at=created_at,
-        last_seen_at=last_seen_at,
-        seen_count=seen,
-        created_by=clean_actor(record["created_by"], what="created_by"),
-        deleted_at=deleted_at,
-        delete_reason=reason,
-        deleted_by=clean_actor(record["deleted_by"], what="deleted_by"),
-        supersedes_id=supersedes,
     )
+    row.pk = ident
+    row.seen_count = seen
+    row.deleted_at = deleted_at
+    row.delete_reason = reason
+    row.deleted_by = clean_actor(record["deleted_by"], what="deleted_by")
+    row.supersedes_id = supersedes
+    return row
 
 
 # The columns' own limits (bigint ids, a positive int count): past them the insert would
