@@ -140,12 +140,9 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     computed in Python from every fact.
     """
     tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
-    candidates = company_candidates(query)
-    if company_key is not None:
-        named = [company_key] if company_key in candidates else []
-    else:
-        # A key no live fact carries matches nothing, so every candidate can go in as is.
-        named = sorted(candidates)
+    # Which runs of the query are companies the ledger knows (one indexed look-up when
+    # unscoped), so the ranking compares each candidate with a name or two, not every run.
+    named = named_company_keys(query, company_key)
     if not tokens and not named:
         return []
     columns = ", ".join(f"m.{name}" for name in ROW_FIELDS)

@@ -80,7 +80,7 @@ class Decision:
 
 
 def decide(criteria: dict[str, Any]) -> Decision:
-    """Verdict and fit score from validated criteria (see README: Qualify)."""
+    """Verdict and fit score from validated criteria (see docs/qualify.md)."""
     failed = [name for name in ("remote_ok", "salary_ok", "on_call_ok") if criteria[name] == "no"]
     fit = criteria["role_fit"] - PENALTY_PER_NO * len(failed)
     if criteria["dealbreakers_hit"]:
