@@ -72,3 +72,16 @@ def browser(tmp_path: Path) -> Iterator["WebDriver"]:  # noqa: F821
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="session")
+def migrated_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite data dir migrated once by a real `karani migrate`; specs copy it."""
+    from ledger_helpers import child_env, karani
+
+    data = tmp_path_factory.mktemp("template") / "data"
+    env = child_env(DATABASE_URL=None, KARANI_DATA_DIR=str(data), KARANI_MEMORY=None)
+    proc = karani("migrate", "-v0", cwd=data.parent, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (data / "karani.sqlite3").is_file()
+    return data

@@ -15,15 +15,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def migrated_ledger(tmp_path_factory):
-    data = tmp_path_factory.mktemp("template") / "data"
-    env = child_env(DATABASE_URL=None, KARANI_DATA_DIR=str(data), KARANI_MEMORY=None)
-    proc = karani("migrate", "-v0", cwd=data.parent, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return data
-
-
 @pytest.fixture
 def ledger(migrated_ledger, tmp_path):
     data = tmp_path / "data"

@@ -22,16 +22,6 @@ pytestmark = pytest.mark.skipif(
 RESULT_FIELDS = {"id", "text", "kind", "company", "score", "ref", "created_at", "last_seen_at"}
 
 
-@pytest.fixture(scope="module")
-def migrated_ledger(tmp_path_factory):
-    data = tmp_path_factory.mktemp("template") / "data"
-    env = child_env(DATABASE_URL=None, KARANI_DATA_DIR=str(data), KARANI_MEMORY=None)
-    proc = karani("migrate", "-v0", cwd=data.parent, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert (data / "karani.sqlite3").is_file()
-    return data
-
-
 @pytest.fixture
 def ledger(migrated_ledger, tmp_path):
     """(cwd, env) for a karani run against a fresh, migrated, empty ledger."""
