@@ -1,8 +1,10 @@
 """Where the real-model tests (marker ``realmodel``) find their LLM, and when they skip.
 
-The model is the one ``scripts/local-llm start`` serves (its port file under var/models), or
-any OpenAI-compatible server named by KARANI_TEST_LLM_URL. Unreachable: the test skips, in
-CI too (CI does not build llama.cpp; docs/local-model.md says how to run them).
+They are opt-in: they run only when selected with ``-m realmodel`` or when KARANI_TEST_LLM_URL
+is set, so a server left running does not add its twenty minutes to the normal suite. The
+model is the one ``scripts/local-llm start`` serves (its port file under var/models), or any
+OpenAI-compatible server named by KARANI_TEST_LLM_URL. Unreachable: the test skips, in CI too
+(CI does not build llama.cpp; docs/local-model.md says how to run them).
 """
 
 import json
@@ -35,8 +37,11 @@ def reachable_model(url: str | None) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def real_llm() -> tuple[str, str]:
+def real_llm(pytestconfig: pytest.Config) -> tuple[str, str]:
     """(base URL, model id) of a reachable real model; skips the test otherwise."""
+    chosen = "realmodel" in (pytestconfig.getoption("markexpr") or "")
+    if not chosen and not os.environ.get("KARANI_TEST_LLM_URL", "").strip():
+        pytest.skip("real-model test: opt in with -m realmodel (docs/local-model.md)")
     url = real_llm_url()
     model = reachable_model(url)
     if model is None:
