@@ -54,7 +54,7 @@ def _grow_ledger(target: int) -> None:
         # list merged: a bulk load leaves every new row's words in it (fast update), where
         # the planner prices the index out and every lexical query falls to a scan.
         cursor.execute("ANALYZE memories")
-        cursor.execute("SELECT gin_clean_pending_list('memories_live_terms'::regclass)")
+        cursor.execute("SELECT gin_clean_pending_list('memories_live_words'::regclass)")
 
 
 def _base_vectors(client, rows) -> "object":

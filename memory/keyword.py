@@ -7,6 +7,7 @@ finds the facts carrying each word (docs/keyword-recall.md); counting them is th
 """
 
 from dataclasses import dataclass
+from itertools import combinations
 
 from django.db import connection
 
@@ -22,14 +23,14 @@ _EDGE_PUNCT = ".,;:!?\"'()[]{}<>«»“”‘’"
 # What recall shows of a fact, in this order.
 ROW_FIELDS = ("id", "text", "kind", "company", "ref", "created_at", "last_seen_at")
 
-# The live facts carrying one word, per database: a GIN index over the terms array on
-# PostgreSQL, the FTS5 table on SQLite (both from migration 0012).
+# The live facts carrying one word, per database: a GIN index over the words' tsvector on
+# PostgreSQL (migration 0013), the FTS5 table on SQLite (migration 0012).
 WORD_MATCH = {
-    "postgresql": (
-        "SELECT id FROM memories WHERE deleted_at IS NULL AND term_array @> ARRAY[%s]::text[]"
-    ),
+    "postgresql": "SELECT id FROM memories WHERE deleted_at IS NULL AND term_vec @@ %s::tsquery",
     "sqlite": "SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH %s",
 }
+# Up to this many distinct words, PostgreSQL first ranks only the facts scoring 2 or more.
+_MAX_PAIRED_WORDS = 8
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,10 @@ def named_company_keys(query: str, scope_key: str | None) -> list[str]:
 
 
 def word_param(token: str) -> str:
+    """One word as a literal the vendor's full-text match reads as that word and nothing else."""
     if connection.vendor == "sqlite":
-        # An FTS5 string: the word as one quoted phrase, so no word is read as an operator.
         return '"' + token.replace('"', '""') + '"'
-    return token
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _in_list(values: list[str]) -> str:
@@ -80,28 +81,35 @@ def _in_list(values: list[str]) -> str:
 
 
 def _postgres_query(
-    tokens: list[str], named: list[str], scope: str | None, columns: str
+    tokens: list[str], named: list[str], scope: str | None, columns: str, strong: bool
 ) -> tuple[str, list]:
-    # One pass over the GIN index's candidates, scoring each row as it is read: cheaper
-    # than one scan per word and a join back to the table.
-    params: list = []
-    score = ["0"]
-    where = []
-    if tokens:
-        score += ["(%s = ANY(m.term_array))::int"] * len(tokens)
-        params += tokens
-        where.append("m.term_array && %s::text[]")
+    # One pass over the GIN index's candidates, scoring each row as it is read. ``strong``
+    # keeps only rows scoring 2 or more (two words, or a word and a named company), so a
+    # query of common words reads a fraction of the rows when that fraction fills the limit.
+    words = sorted(set(tokens))
+    score, params, where, where_params = "0", [], [], []
+    if words:
+        score = "length(m.term_vec) - length(ts_delete(m.term_vec, %s::text[]))"
+        params.append(words)
+        any_word = " | ".join(word_param(w) for w in words)
+        pairs = (f"({word_param(a)} & {word_param(b)})" for a, b in combinations(words, 2))
+        where.append("m.term_vec @@ %s::tsquery")
+        where_params.append(" | ".join(pairs) if strong else any_word)
     if named:
-        score.append(f"COALESCE(m.company_key IN {_in_list(named)}, false)::int")
+        score += f" + COALESCE(m.company_key IN {_in_list(named)}, false)::int"
         params += named
-        where.append(f"m.company_key IN {_in_list(named)}")
-    where_params: list = ([list(tokens)] if tokens else []) + list(named)
+        if strong:
+            where.append(f"(m.company_key IN {_in_list(named)} AND m.term_vec @@ %s::tsquery)")
+            where_params += [*named, any_word]
+        elif not strong:
+            where.append(f"m.company_key IN {_in_list(named)}")
+            where_params += named
     scope_sql = ""
     if scope is not None:
         scope_sql = " AND (m.company_key = %s OR m.company_key IS NULL)"
         where_params.append(scope)
     sql = (
-        f"SELECT {columns}, {' + '.join(score)} AS score FROM memories m"
+        f"SELECT {columns}, {score} AS score FROM memories m"
         f" WHERE m.deleted_at IS NULL AND ({' OR '.join(where)}){scope_sql}"
         " ORDER BY score DESC, m.last_seen_at DESC, m.id DESC LIMIT %s"
     )
@@ -146,11 +154,19 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     if not tokens and not named:
         return []
     columns = ", ".join(f"m.{name}" for name in ROW_FIELDS)
-    build = _postgres_query if connection.vendor == "postgresql" else _sqlite_query
-    sql, params = build(tokens, named, company_key, columns)
-    params.append(limit)
-    # raw() runs the database's own query and still converts each column as the ORM would.
-    facts = Memory.all_objects.raw(sql, params)
+    if connection.vendor == "postgresql":
+        # Every fact scoring 2 or more outranks every fact scoring 1, so when the strong
+        # ones fill the limit they are the answer; otherwise rank every candidate.
+        paired = 2 <= len(set(tokens)) <= _MAX_PAIRED_WORDS
+        plans = [_postgres_query(tokens, named, company_key, columns, strong=True)] * paired
+        plans.append(_postgres_query(tokens, named, company_key, columns, strong=False))
+    else:
+        plans = [_sqlite_query(tokens, named, company_key, columns)]
+    for sql, params in plans:
+        # raw() runs the database's own query and still converts each column as the ORM would.
+        facts = list(Memory.all_objects.raw(sql, [*params, limit]))
+        if len(facts) >= limit:
+            break
     return [
         Hit(
             memory_id=fact.pk,
@@ -164,7 +180,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
 def index_missing() -> str | None:
     """Why keyword recall cannot work on this ledger (its index is gone), or None."""
     probe = {
-        "postgresql": "SELECT to_regclass('memories_live_terms') IS NOT NULL",
+        "postgresql": "SELECT to_regclass('memories_live_words') IS NOT NULL",
         "sqlite": "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'memories_fts'",
     }[connection.vendor]
     with connection.cursor() as cursor:

@@ -66,13 +66,22 @@ def write_fact(
     race with another writer of the same fact touches the winner's row, in the database.
     The touch goes first so that a duplicate, the common repeat, never uses up an id.
     """
-    touched = next(iter(Memory.all_objects.raw(*_touch(fact.fact_key, now))), None)
-    if touched is not None:
-        return RememberResult(touched, created=False)
     row = new_row(fact, actor=actor, now=now, created_at=created_at)
     row.supersedes = supersedes
     row.fill_terms()
-    memory = next(iter(Memory.all_objects.raw(*_upsert(row))))
+    if connection.vendor == "postgresql":
+        # One statement: the insert runs only when the touch found no live twin.
+        touch_sql, touch_params = _touch(fact.fact_key, now)
+        insert_sql, insert_params = _upsert(row, guarded=True)
+        sql = (
+            f"WITH touched AS ({touch_sql}), inserted AS ({insert_sql})"
+            " SELECT * FROM touched UNION ALL SELECT * FROM inserted"
+        )
+        memory = next(iter(Memory.all_objects.raw(sql, touch_params + insert_params)))
+    else:
+        # SQLite has no writes inside WITH: the touch, then the insert if it found nothing.
+        memory = next(iter(Memory.all_objects.raw(*_touch(fact.fact_key, now))), None)
+        memory = memory or next(iter(Memory.all_objects.raw(*_upsert(row))))
     # A touch always leaves seen_count above 1; only a fresh insert returns 1.
     return RememberResult(memory, created=memory.seen_count == 1)
 
@@ -92,13 +101,18 @@ def _returning() -> str:
     return ", ".join(connection.ops.quote_name(f.column) for f in Memory._meta.concrete_fields)
 
 
-def _upsert(row: Memory) -> tuple[str, list]:
+def _upsert(row: Memory, guarded: bool = False) -> tuple[str, list]:
     fields = [f for f in Memory._meta.concrete_fields if not f.primary_key]
     qn = connection.ops.quote_name
     table = qn(Memory._meta.db_table)
+    if guarded:
+        # Typed placeholders: a SELECT, unlike VALUES, gives the columns no types to infer.
+        casts = ", ".join(f"%s::{f.db_type(connection)}" for f in fields)
+        source = f"SELECT {casts} WHERE NOT EXISTS (SELECT 1 FROM touched)"
+    else:
+        source = f"VALUES ({', '.join(['%s'] * len(fields))})"
     sql = (
-        f"INSERT INTO {table} ({', '.join(qn(f.column) for f in fields)})"
-        f" VALUES ({', '.join(['%s'] * len(fields))})"
+        f"INSERT INTO {table} ({', '.join(qn(f.column) for f in fields)}) {source}"
         " ON CONFLICT (fact_key) WHERE deleted_at IS NULL DO UPDATE SET"
         f" seen_count = {table}.seen_count + 1, last_seen_at = excluded.last_seen_at"
         f" RETURNING {_returning()}"
