@@ -107,23 +107,8 @@ class QualificationAdmin(ReadOnlyEventAdmin):
     list_filter = ("verdict", "prompt_version", "mode", "arm")
     list_select_related = ("posting__company",)
     search_fields = ("posting__title", "posting__company__name")
-    # The model's own words stay here, for audit; memory only gets the structured verdict.
-    fields = (
-        "posting",
-        "verdict",
-        "fit_score",
-        "reasons",
-        "criteria",
-        "prompt_version",
-        "mode",
-        "arm",
-        "fact_ids",
-        "model_name",
-        "latency_ms",
-        "error",
-        "created_at",
-        "deleted_at",
-    )
+    # Every field, the model's own reasons included (for audit: memory never gets them).
+    readonly_fields = ("created_at", "deleted_at")
 
 
 @admin.register(Outcome)
@@ -164,29 +149,16 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
             raise PermissionDenied
         result = funnel.compute()
         svg = funnel_chart.render(result, fmt="svg").decode("utf-8")
-        # Drop the XML prolog/doctype so the SVG can sit inline in the page.
-        svg = svg[svg.index("<svg") :]
         context = {
             **self.admin_site.each_context(request),
             "title": "Funnel chart",
             "opts": self.model._meta,
-            # Built by matplotlib from our own counts and prompt-version names: safe to inline.
-            "chart_svg": mark_safe(svg),
+            # Built by matplotlib from our own counts and prompt-version names: safe to inline
+            # once the XML prolog is dropped.
+            "chart_svg": mark_safe(svg[svg.index("<svg") :]),
             "steps": funnel.STEPS,
             "rows": [
-                {
-                    "prompt_version": r.prompt_version,
-                    "decisions": r.decisions,
-                    "with_memory_facts": r.with_memory_facts,
-                    "errors": r.errors,
-                    "cells": [
-                        {
-                            "count": r.counts[s],
-                            "rate": None if i == 0 else _percent(r.rates[s]),
-                        }
-                        for i, s in enumerate(funnel.STEPS)
-                    ],
-                }
+                (r, [(n, None if rate is None else rate * 100) for n, rate in r.cells])
                 for r in result.versions
             ],
             "arms": result.arms,
@@ -194,7 +166,3 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
             "min_sample": funnel.MIN_SAMPLE,
         }
         return TemplateResponse(request, "admin/qualify/funnel.html", context)
-
-
-def _percent(rate: float | None) -> float | None:
-    return None if rate is None else rate * 100

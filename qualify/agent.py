@@ -1,10 +1,7 @@
 """Agent mode: the model may call a ``recall`` tool while it qualifies a posting.
 
-Same caps as the injected block: at most ``context.fact_cap()`` distinct facts in total
-(never more than 10), at most MAX_TOOL_ROUNDS rounds of tool calls, and the company scope
-is fixed by code (the model chooses the query, never the company). Every fact returned to
-the model is recorded on the qualification. A recall failure answers the tool call with an
-error and the qualification carries on.
+The injected block's caps hold (``context.fact_cap()`` distinct facts in all), plus
+MAX_TOOL_ROUNDS rounds; code fixes the company scope, the model only chooses the query.
 """
 
 import json
@@ -13,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memory.selectors import RecalledFact
 from qualify import context, llm, prompts
 from qualify.models import Posting
 from qualify.verdict import VERDICT_SCHEMA
@@ -45,8 +43,7 @@ RECALL_TOOL: dict[str, Any] = {
 class AgentRun:
     criteria: dict[str, Any] | None  # None when the model or endpoint failed: see error
     error: str = ""
-    facts: list[context.ContextFact] = field(default_factory=list)
-    tool_rounds: int = 0
+    facts: list[RecalledFact] = field(default_factory=list)
     memory_errors: list[str] = field(default_factory=list)
 
 
@@ -57,7 +54,7 @@ class _Recall:
         self.posting = posting
         self.cap = cap
         self.before = before
-        self.seen: dict[int, context.ContextFact] = {}
+        self.seen: dict[int, RecalledFact] = {}
         self.errors: list[str] = []
 
     @property
@@ -104,28 +101,21 @@ def run(
     *,
     before: datetime | None = None,
 ) -> AgentRun:
-    """The tool loop, then the verdict (retried once if invalid).
-
-    Endpoint and output failures come back as ``error`` with the facts already seen, so the
-    recorded qualification still says what the model was shown. ``before``: see
-    ``context.recall_facts``.
-    """
+    """The tool loop, then the verdict; a failure comes back as ``error`` with the facts
+    already shown, so the recorded qualification still says what the model saw."""
     recall = _Recall(posting, context.fact_cap(), before)
     try:
-        criteria, rounds = _loop(client, messages, recall)
+        criteria = _loop(client, messages, recall)
     except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
         return AgentRun(criteria=None, error=str(exc), facts=list(recall.seen.values()))
     return AgentRun(
-        criteria=criteria,
-        facts=list(recall.seen.values()),
-        tool_rounds=rounds,
-        memory_errors=recall.errors,
+        criteria=criteria, facts=list(recall.seen.values()), memory_errors=recall.errors
     )
 
 
 def _loop(
     client: llm.ChatClient, messages: list[dict[str, Any]], recall: _Recall
-) -> tuple[dict[str, Any], int]:
+) -> dict[str, Any]:
     rounds = 0
     while True:
         offer_tools = rounds < MAX_TOOL_ROUNDS and recall.remaining > 0
@@ -150,4 +140,4 @@ def _loop(
                     "content": json.dumps(result, ensure_ascii=False),
                 }
             )
-    return llm.settle_verdict(client, messages, reply), rounds
+    return llm.settle_verdict(client, messages, reply)

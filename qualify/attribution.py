@@ -6,19 +6,22 @@ from typing import Any
 from django.db.models import Count, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from qualify.models import DecisionFact, Outcome, Qualification, Verdict
+from qualify.models import PROGRESS, DecisionFact, Outcome, Qualification, Verdict
 
-PROGRESS = ("applied", "screen", "interview", "offer")
 ENDINGS = ("rejected", "withdrawn")
 RECENT = 10
 
 
-def _live_uses(memory_id: Any) -> Any:
-    """Uses by live decisions (not errors, not deleted verdicts); of one fact unless None."""
-    uses = DecisionFact.objects.filter(
-        qualification__deleted_at__isnull=True, qualification__verdict__isnull=False
+def _uses_per_fact() -> Any:
+    """Uses by live decisions (not errors, not deleted verdicts), grouped by fact."""
+    return (
+        DecisionFact.objects.filter(
+            qualification__deleted_at__isnull=True, qualification__verdict__isnull=False
+        )
+        .order_by()
+        .values("memory_id")
+        .annotate(n=Count("id"))
     )
-    return uses if memory_id is None else uses.filter(memory_id=memory_id)
 
 
 def furthest(stages: list[str]) -> str | None:
@@ -33,24 +36,11 @@ class DecisionAttribution:
     name = "decisions"
 
     def use_count(self) -> Any:
-        uses = (
-            _live_uses(OuterRef("pk"))
-            .order_by()
-            .values("memory_id")
-            .annotate(n=Count("id"))
-            .values("n")
-        )
+        uses = _uses_per_fact().filter(memory_id=OuterRef("pk")).values("n")
         return Coalesce(Subquery(uses), Value(0))
 
     def use_counts(self, memory_ids: list[int]) -> dict[int, int]:
-        return dict(
-            _live_uses(None)
-            .filter(memory_id__in=memory_ids)
-            .order_by()
-            .values("memory_id")
-            .annotate(n=Count("id"))
-            .values_list("memory_id", "n")
-        )
+        return dict(_uses_per_fact().filter(memory_id__in=memory_ids).values_list("memory_id", "n"))
 
     def summary_for(self, memory_id: int) -> dict[str, Any]:
         carried = Qualification.objects.decided().filter(decision_facts__memory_id=memory_id)
@@ -62,10 +52,8 @@ class DecisionAttribution:
         ).values_list("qualification_id", "stage"):
             stages.setdefault(qualification_id, []).append(stage)
         reached = {
-            step: sum(
-                1 for s in stages.values() if any(x in s for x in PROGRESS[PROGRESS.index(step) :])
-            )
-            for step in PROGRESS
+            step: sum(1 for s in stages.values() if set(s) & set(PROGRESS[i:]))
+            for i, step in enumerate(PROGRESS)
         }
         qualified = sum(1 for v in decisions.values() if v == Verdict.QUALIFIED)
         recent = carried.select_related("posting__company").order_by("-created_at", "-id")[:RECENT]

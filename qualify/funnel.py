@@ -1,30 +1,28 @@
-"""The funnel: per prompt version, how qualified postings convert; and the holdout
-comparison: the memory arm against the holdout arm over the same randomised decisions.
+"""The funnel: per prompt version, how qualified postings convert; and the memory arm
+against the holdout arm over the same randomised decisions (see docs/qualify.md).
 
-A qualified posting "reached" a stage when it has a live outcome at that stage or a later
-one (applied < screen < interview < offer), so an interview recorded without its screen
-still counts as a screen. ``rejected`` and ``withdrawn`` end a posting's progress; they are
-not steps. Outcomes count for the verdict that was live when they were recorded.
-
-Only decisions with ``arm`` memory or holdout were randomised, and both arms were assigned
-side by side, so the comparison is over the same period by construction.
+A posting reached a stage when it has a live outcome at that stage or a later one, so an
+interview recorded without its screen still counts as a screen.
 """
 
-import itertools
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Max, Min, Q
 
 from qualify import holdout, stats
-from qualify.models import Arm, Outcome, Qualification, Verdict
+from qualify.models import PROGRESS, Arm, Outcome, Qualification, Verdict
 
-STEPS = ("qualified", "applied", "screen", "interview", "offer")
-PROGRESS = STEPS[1:]
+STEPS = ("qualified", *PROGRESS)
 # Per arm, in the step's denominator: below this a rate's interval is too wide to act on.
 MIN_SAMPLE = 30
 NOT_ENOUGH = "not enough data yet"
+
+
+def over(step: str) -> str:
+    """What a step's rate is over: decisions for "qualified", else the step before."""
+    return "decisions" if step == "qualified" else STEPS[STEPS.index(step) - 1]
 
 
 @dataclass
@@ -42,8 +40,7 @@ class Tally:
             self.counts[step] += other.counts[step]
 
     def base(self, step: str) -> int:
-        """The denominator of a step's rate: decisions for "qualified", else the step before."""
-        return self.decisions if step == "qualified" else self.counts[STEPS[STEPS.index(step) - 1]]
+        return self.decisions if step == "qualified" else self.counts[over(step)]
 
 
 @dataclass
@@ -53,21 +50,17 @@ class VersionFunnel(Tally):
     @property
     def rates(self) -> dict[str, float | None]:
         """Step conversion: each stage over the one before it (None when that one is 0)."""
-        out: dict[str, float | None] = {}
-        for before, step in itertools.pairwise(STEPS):
-            base = self.counts[before]
-            out[step] = round(self.counts[step] / base, 4) if base else None
-        return out
+        bases = {step: self.base(step) for step in PROGRESS}
+        return {s: round(self.counts[s] / n, 4) if n else None for s, n in bases.items()}
+
+    @property
+    def cells(self) -> list[tuple[int, float | None]]:
+        """Each step's count with its conversion rate (None for the first step)."""
+        rates = self.rates
+        return [(self.counts[step], rates.get(step)) for step in STEPS]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_version": self.prompt_version,
-            "decisions": self.decisions,
-            "with_memory_facts": self.with_memory_facts,
-            "errors": self.errors,
-            "counts": dict(self.counts),
-            "rates": self.rates,
-        }
+        return {"prompt_version": self.prompt_version, **asdict(self), "rates": self.rates}
 
 
 @dataclass(frozen=True)
@@ -86,7 +79,7 @@ class StepComparison:
 
         return {
             "step": self.step,
-            "over": "decisions" if self.step == "qualified" else STEPS[STEPS.index(self.step) - 1],
+            "over": over(self.step),
             "memory": rate(self.memory, self.memory_n),
             "holdout": rate(self.holdout, self.holdout_n),
             "difference": self.difference.to_dict() if self.difference else None,
@@ -166,8 +159,9 @@ def compute() -> Funnel:
         )
         .order_by()
     ):
-        tally = Tally(decisions=r["decisions"], with_memory_facts=r["with_memory"])
-        tally.errors = r["errors"]
+        tally = Tally(
+            decisions=r["decisions"], with_memory_facts=r["with_memory"], errors=r["errors"]
+        )
         tally.counts["qualified"] = r["qualified"]
         cells[(r["prompt_version"], r["arm"])] = tally
         if r["arm"] != Arm.NONE and r["first"] is not None:

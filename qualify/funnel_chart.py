@@ -2,11 +2,8 @@
 with their 95% intervals."""
 
 import io
-from pathlib import Path
 
-from qualify.funnel import NOT_ENOUGH, STEPS, Funnel
-
-CHART_FORMATS = {".png": "png", ".svg": "svg"}
+from qualify.funnel import NOT_ENOUGH, STEPS, Funnel, over
 
 
 def render(result: Funnel, *, fmt: str) -> bytes:
@@ -32,13 +29,9 @@ def _versions(ax, result: Funnel) -> None:
     width = 0.8 / max(1, len(rows))
     for i, row in enumerate(rows):
         xs = [s + (i - (len(rows) - 1) / 2) * width for s in range(len(STEPS))]
-        values = [row.counts[s] for s in STEPS]
         label = f"{row.prompt_version} ({row.with_memory_facts}/{row.decisions} with memory)"
-        bars = ax.bar(xs, values, width=width, label=label)
-        rates = [None, *row.rates.values()]
-        labels = [
-            str(v) if r is None else f"{v}\n{r:.0%}" for v, r in zip(values, rates, strict=True)
-        ]
+        bars = ax.bar(xs, [n for n, _ in row.cells], width=width, label=label)
+        labels = [str(n) if r is None else f"{n}\n{r:.0%}" for n, r in row.cells]
         ax.bar_label(bars, labels=labels, fontsize=7, padding=2)
     ax.set_xticks(range(len(STEPS)), list(STEPS))
     ax.set_ylabel("postings")
@@ -54,20 +47,15 @@ def _versions(ax, result: Funnel) -> None:
 def _arms(ax, result: Funnel) -> None:
     """Each step's rate per arm as a point with its Wilson 95% interval."""
     arms = result.arms
-    ax.set_xticks(range(len(STEPS)), [f"{s}\n(over {_over(s)})" for s in STEPS], fontsize=8)
+    ax.set_xticks(range(len(STEPS)), [f"{s}\n(over {over(s)})" for s in STEPS], fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("rate, 95% interval")
     status = arms.status
     title = "Memory arm vs holdout arm (randomised, same period)"
     if status == "off":
         ax.set_title(title)
-        ax.text(
-            0.5,
-            0.5,
-            "no holdout arm: KARANI_MEMORY_HOLDOUT is 0",
-            ha="center",
-            transform=ax.transAxes,
-        )
+        note = "no holdout arm: KARANI_MEMORY_HOLDOUT is 0"
+        ax.text(0.5, 0.5, note, ha="center", transform=ax.transAxes)
         return
     ax.set_title(title + (f": {NOT_ENOUGH}" if status != "ok" else ""))
     for offset, name, color in ((-0.12, "memory", "tab:blue"), (0.12, "holdout", "tab:orange")):
@@ -80,25 +68,6 @@ def _arms(ax, result: Funnel) -> None:
             ys.append(rate.estimate)
             lows.append(rate.estimate - rate.low)
             highs.append(rate.high - rate.estimate)
-        n = getattr(arms, name).decisions
-        ax.errorbar(
-            xs,
-            ys,
-            yerr=[lows, highs],
-            fmt="o",
-            capsize=3,
-            color=color,
-            label=f"{name} arm ({n} decisions)",
-        )
+        label = f"{name} arm ({getattr(arms, name).decisions} decisions)"
+        ax.errorbar(xs, ys, yerr=[lows, highs], fmt="o", capsize=3, color=color, label=label)
     ax.legend(fontsize=8)
-
-
-def _over(step: str) -> str:
-    return "decisions" if step == "qualified" else STEPS[STEPS.index(step) - 1]
-
-
-def write(result: Funnel, path: Path) -> None:
-    fmt = CHART_FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"chart file must end in .png or .svg, not {path.name!r}")
-    path.write_bytes(render(result, fmt=fmt))

@@ -1,48 +1,33 @@
-"""The randomised holdout: which postings are judged without memory.
-
-With ``KARANI_MEMORY_HOLDOUT`` at f (0 to 0.5), a posting falls in the holdout arm when a
-hash of its id and this installation's salt, read as a number in [0, 1), is below f. The
-same posting always lands in the same arm (a retried error stays where it was), and no one
-can steer a posting into an arm without the salt.
-"""
+"""The randomised holdout: which postings are judged without memory (see docs/qualify.md)."""
 
 import hashlib
 import secrets
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from memory import modes
 from qualify.models import Arm, InstallationSalt
-
-MAX_HOLDOUT = 0.5
 
 _salt_cache: dict[str, str] = {}
 
 
 def fraction() -> float:
-    return float(getattr(settings, "KARANI_MEMORY_HOLDOUT", 0.0))
+    return settings.KARANI_MEMORY_HOLDOUT
 
 
 def salt() -> str:
     """The installation's salt, created on first use (one row; a racing creator loses)."""
-    cached = _salt_cache.get("value")
-    if cached is not None:
-        return cached
-    row = InstallationSalt.objects.filter(pk=1).first()
-    if row is None:
-        try:
-            with transaction.atomic():
-                row = InstallationSalt.objects.create(pk=1, value=secrets.token_hex(16))
-        except IntegrityError:  # another process created it first: use theirs
-            row = InstallationSalt.objects.get(pk=1)
-        else:
+    if "value" not in _salt_cache:
+        row, created = InstallationSalt.objects.get_or_create(
+            pk=1, defaults={"value": secrets.token_hex(16)}
+        )
+        if created:
             # Cached only once committed: a rolled-back salt must not outlive its row.
-            value = row.value
-            transaction.on_commit(lambda: _salt_cache.setdefault("value", value))
-            return value
-    _salt_cache["value"] = row.value
-    return row.value
+            transaction.on_commit(lambda: _salt_cache.setdefault("value", row.value))
+            return row.value
+        _salt_cache["value"] = row.value
+    return _salt_cache["value"]
 
 
 def forget_cached_salt() -> None:
@@ -57,11 +42,7 @@ def position(posting_id: int, *, salt_value: str) -> float:
 
 
 def arm_for(posting_id: int) -> str:
-    """The arm of a posting under the current settings.
-
-    Not randomised (``Arm.NONE``) when memory is off or the holdout fraction is 0: those
-    decisions are not part of the comparison.
-    """
+    """The posting's arm; ``Arm.NONE`` (not randomised) when memory or the holdout is off."""
     share = fraction()
     if share <= 0 or modes.current() == modes.OFF:
         return Arm.NONE

@@ -1,8 +1,7 @@
 """The OpenAI-compatible chat client qualify uses (llama.cpp server, Ollama, vLLM, hosted).
 
-Bounded: every request has KARANI_LLM_TIMEOUT and at most one transport retry (the openai
-client's own, with backoff). The verdict is requested as JSON constrained by a schema and
-validated here; an invalid reply is retried once with the validation error, then given up.
+Every request is bounded by KARANI_LLM_TIMEOUT and one transport retry; an invalid verdict
+is asked for again once, with the validation error, then given up.
 """
 
 import time
@@ -103,10 +102,6 @@ class ChatClient:
             max_retries=1,
         )
 
-    @property
-    def model(self) -> str:
-        return self.config.model
-
     def complete(
         self,
         messages: list[dict[str, Any]],
@@ -127,10 +122,10 @@ class ChatClient:
         except openai.APITimeoutError:
             raise LLMCallFailed(f"LLM endpoint timed out after {self.config.timeout:g}s") from None
         except openai.APIConnectionError as exc:
-            raise LLMCallFailed(f"LLM endpoint unreachable: {_first_line(exc)}") from None
+            raise LLMCallFailed(f"LLM endpoint unreachable: {first_line(exc)[:200]}") from None
         except openai.APIStatusError as exc:
             raise LLMCallFailed(
-                f"LLM endpoint answered HTTP {exc.status_code}: {_first_line(exc)}"
+                f"LLM endpoint answered HTTP {exc.status_code}: {first_line(exc)[:200]}"
             ) from None
         finally:
             self.elapsed_ms += (time.perf_counter() - started) * 1000
@@ -145,18 +140,11 @@ class ChatClient:
         return Reply(content=message.content, tool_calls=calls)
 
 
-def _first_line(exc: BaseException) -> str:
-    return first_line(exc)[:200]
-
-
 def settle_verdict(
     client: ChatClient, messages: list[dict[str, Any]], reply: Reply
 ) -> dict[str, Any]:
-    """Validated criteria from ``reply``, retrying once on invalid output.
-
-    ``messages`` is the conversation so far (extended in place with the retry turn).
-    Raises VerdictUnavailable when the retry is invalid too.
-    """
+    """Validated criteria from ``reply``, else from one retry (appended to ``messages``);
+    VerdictUnavailable when the retry is invalid too."""
     try:
         return _parse_reply(reply)
     except verdict.InvalidOutput as first:

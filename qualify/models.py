@@ -1,11 +1,5 @@
-"""Qualify's ledger events: postings, the candidate profile, verdicts and outcome stages.
-
-Nothing here is ever hard-deleted: rows carry ``deleted_at`` and the default manager
-(``objects``) shows live rows only, like the memories table. Qualifications and outcomes are
-events, written once by ``qualify.services`` and read-only everywhere else. Replay's
-evaluation records (``ReplayRun``, ``ReplayAnswer``) are apart from the live ledger: nothing
-reads them when qualifying.
-"""
+"""Qualify's ledger: postings, the candidate profile, and verdicts and outcomes as events
+(written once by ``qualify.services``). Nothing is hard-deleted; ``objects`` is live rows."""
 
 from django.db import models
 from django.db.models import Q
@@ -51,6 +45,10 @@ class Stage(models.TextChoices):
     OFFER = "offer"
     REJECTED = "rejected"
     WITHDRAWN = "withdrawn"
+
+
+# The stages that are progress, in order; rejected and withdrawn end it.
+PROGRESS = ("applied", "screen", "interview", "offer")
 
 
 class QualifyQuerySet(SoftDeleteQuerySet):
@@ -162,13 +160,7 @@ class Profile(SoftDeleteModel):
 
 class QualificationQuerySet(QualifyQuerySet):
     def decided(self) -> "QualificationQuerySet":
-        """Qualifications that reached a verdict (not errors)."""
-        return self.filter(verdict__isnull=False)
-
-
-class LiveQualificationManager(models.Manager.from_queryset(QualificationQuerySet)):  # type: ignore[misc]
-    def get_queryset(self) -> QualificationQuerySet:
-        return super().get_queryset().alive()
+        return self.filter(verdict__isnull=False)  # a verdict, not an error
 
 
 class Qualification(SoftDeleteModel):
@@ -191,7 +183,7 @@ class Qualification(SoftDeleteModel):
     error = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
-    objects = LiveQualificationManager()
+    objects = LiveManager.from_queryset(QualificationQuerySet)()
     all_objects = models.Manager.from_queryset(QualificationQuerySet)()
 
     class Meta(SoftDeleteModel.Meta):

@@ -1,12 +1,9 @@
-"""Outcomes: a stage an application reached, recorded as an event, then its memory fact.
-
-The fact is best effort, as for verdicts: a memory failure is logged and returned, and the
-outcome event stands regardless.
-"""
+"""Outcomes: a stage an application reached, recorded as an event, then its memory fact."""
 
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 
@@ -25,6 +22,18 @@ _OUTCOME_TEXT = {
     Stage.REJECTED: "Rejected by {company} for {title}",
     Stage.WITHDRAWN: "Withdrew from {title} at {company}",
 }
+
+
+def remember_after(label: str, **fact: Any) -> str | None:
+    """Write an event's memory fact; a failure is logged and returned, never raised, because
+    a memory outage must not undo or block the event already recorded."""
+    try:
+        memory.remember(actor="qualify", **fact)
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+        log.warning("%s not written (%s)", label, reason)
+        return reason
+    return None
 
 
 @dataclass(frozen=True)
@@ -56,20 +65,13 @@ def record_outcome(
         occurred_at=occurred_at or timezone.now(),
     )
     text = _OUTCOME_TEXT[Stage(stage)].format(title=posting.title, company=posting.company.name)
-    if note:
-        text = f"{text}: {note}"
-    try:
-        memory.remember(
-            text=text,
-            kind=memory.Kind.OUTCOME,
-            company=posting.company.name,
-            source=memory.Source.OUTCOME,
-            fit_score=qualification.fit_score if qualification else None,
-            ref=f"outcome:{outcome.pk}",
-            actor="qualify",
-        )
-    except Exception as exc:  # the outcome event stands regardless
-        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
-        log.warning("outcome fact for outcome %s not written (%s)", outcome.pk, reason)
-        return Recorded(outcome=outcome, fact_error=reason)
-    return Recorded(outcome=outcome)
+    fact_error = remember_after(
+        f"outcome fact for outcome {outcome.pk}",
+        text=f"{text}: {note}" if note else text,
+        kind=memory.Kind.OUTCOME,
+        company=posting.company.name,
+        source=memory.Source.OUTCOME,
+        fit_score=qualification.fit_score if qualification else None,
+        ref=f"outcome:{outcome.pk}",
+    )
+    return Recorded(outcome=outcome, fact_error=fact_error)

@@ -1,13 +1,11 @@
 """Reading and validating posting files (JSON array, JSONL or CSV) for `postings import`.
-
-Every record comes with the line it started on, so a bad row is reported by line and the
-rest are imported.
+Each record comes with the line it started on, so a bad row is reported and the rest imported.
 """
 
 import csv
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,31 +14,23 @@ from django.core.validators import URLValidator
 
 from qualify.models import Remote
 
-FIELDS = {
-    "company",
-    "title",
-    "role_category",
-    "location",
-    "remote",
-    "salary",
-    "description",
-    "url",
-    "source",
-    "dealbreakers",
-}
+# Each text field's maximum length, in the order rows are checked.
 LIMITS = {
+    "remote": 16,
+    "url": 1000,
     "company": 200,
     "title": 300,
     "role_category": 100,
     "location": 200,
     "salary": 200,
     "description": 20000,
-    "url": 1000,
     "source": 100,
-    "remote": 16,
 }
+REQUIRED = ("company", "title")
+FIELDS = {*LIMITS, "dealbreakers"}
 MAX_DEALBREAKERS = 20
 MAX_DEALBREAKER_CHARS = 200
+_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 class PostingFileError(ValueError):
@@ -51,33 +41,19 @@ class PostingRowError(ValueError):
     """One record is invalid (that row is skipped)."""
 
 
-@dataclass(frozen=True)
-class CleanPosting:
-    company: str
-    title: str
-    role_category: str
-    location: str
-    remote: str
-    salary: str
-    description: str
-    url: str
-    source: str
-    dealbreakers: list[str]
-
-
-def read_records(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line, record)`` pairs; a JSONL line that is not JSON yields an error string."""
-    suffix = path.suffix.lower()
+def read_records(path: Path) -> Iterable[tuple[int, Any]]:
+    """``(line, record)`` pairs; a row that cannot be parsed comes as a PostingRowError."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise PostingFileError(f"{path} is not UTF-8 text") from None
+    suffix = path.suffix.lower()
     if suffix == ".csv":
         return _csv_records(text)
     if suffix in {".jsonl", ".ndjson"}:
         return _jsonl_records(text)
     if suffix == ".json":
-        return iter(_json_array_records(text))
+        return _json_array_records(text)
     raise PostingFileError(f"{path.name}: use a .json, .jsonl or .csv file")
 
 
@@ -103,46 +79,28 @@ def _jsonl_records(text: str) -> Iterator[tuple[int, Any]]:
 
 
 def _json_array_records(text: str) -> list[tuple[int, Any]]:
-    """Elements of a top-level JSON array with the line each starts on."""
-    decoder = json.JSONDecoder()
-
-    def line_of(pos: int) -> int:
-        return text.count("\n", 0, pos) + 1
-
-    def skip(pos: int) -> int:
-        while pos < len(text) and text[pos] in " \t\r\n":
-            pos += 1
-        return pos
-
-    pos = skip(0)
-    if pos >= len(text) or text[pos] != "[":
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # A syntax error leaves no safe place to resume: the file is refused whole.
+        raise PostingFileError(
+            f"line {exc.lineno}: not valid JSON ({exc.msg}); nothing was imported"
+        ) from None
+    if not isinstance(records, list):
         raise PostingFileError("a .json posting file must hold one JSON array of objects")
-    pos = skip(pos + 1)
-    out: list[tuple[int, Any]] = []
-    if pos < len(text) and text[pos] == "]":
-        return out
-    while True:
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            # A syntax error leaves no safe place to resume: the file is refused whole.
-            raise PostingFileError(
-                f"line {line_of(exc.pos)}: not valid JSON ({exc.msg}); nothing was imported"
-            ) from None
-        out.append((line_of(pos), value))
-        pos = skip(end)
-        if pos < len(text) and text[pos] == ",":
-            pos = skip(pos + 1)
-            continue
-        if pos < len(text) and text[pos] == "]":
-            return out
-        raise PostingFileError(f"line {line_of(pos)}: expected ',' or ']'; nothing was imported")
+    # Walk the (valid) array once more for the line each element starts on.
+    decoder, lines, pos = json.JSONDecoder(), [], text.index("[") + 1
+    for _ in records:
+        pos = _SPACE.match(text, pos).end()
+        lines.append(text.count("\n", 0, pos) + 1)
+        pos = _SPACE.match(text, decoder.raw_decode(text, pos)[1]).end() + 1  # past the comma
+    return list(zip(lines, records, strict=True))
 
 
-def _text(record: dict[str, Any], name: str, *, required: bool = False) -> str:
+def _text(record: dict[str, Any], name: str) -> str:
     value = record.get(name)
     if value is None or value == "":
-        if required:
+        if name in REQUIRED:
             raise PostingRowError(f"{name} is missing")
         return ""
     if not isinstance(value, str):
@@ -150,7 +108,7 @@ def _text(record: dict[str, Any], name: str, *, required: bool = False) -> str:
     if "\x00" in value:
         raise PostingRowError(f"{name} contains a NUL character")
     value = value.strip() if name == "description" else " ".join(value.split())
-    if required and not value:
+    if name in REQUIRED and not value:
         raise PostingRowError(f"{name} is empty")
     if len(value) > LIMITS[name]:
         raise PostingRowError(f"{name} is longer than {LIMITS[name]} characters")
@@ -172,8 +130,8 @@ def _dealbreakers(value: Any) -> list[str]:
     return items
 
 
-def clean(record: Any) -> CleanPosting:
-    """One validated posting, or PostingRowError with a one-line reason."""
+def clean(record: Any) -> dict[str, Any]:
+    """One posting's fields (``company`` by name), or PostingRowError with a one-line reason."""
     if isinstance(record, PostingRowError):
         raise record
     if not isinstance(record, dict):
@@ -181,24 +139,14 @@ def clean(record: Any) -> CleanPosting:
     unknown = set(record) - FIELDS
     if unknown:
         raise PostingRowError(f"unknown field(s): {', '.join(sorted(unknown))}")
-    remote = _text(record, "remote").lower() or Remote.UNKNOWN
+    fields = {name: _text(record, name) for name in LIMITS}
+    fields["remote"] = remote = fields["remote"].lower() or Remote.UNKNOWN
     if remote not in Remote.values:
         raise PostingRowError(f"remote {remote!r} is not one of: {', '.join(Remote.values)}")
-    url = _text(record, "url")
-    if url:
+    if fields["url"]:
         try:
-            URLValidator(schemes=["http", "https"])(url)
+            URLValidator(schemes=["http", "https"])(fields["url"])
         except ValidationError:
-            raise PostingRowError(f"url {url!r} is not an http(s) URL") from None
-    return CleanPosting(
-        company=_text(record, "company", required=True),
-        title=_text(record, "title", required=True),
-        role_category=_text(record, "role_category"),
-        location=_text(record, "location"),
-        remote=remote,
-        salary=_text(record, "salary"),
-        description=_text(record, "description"),
-        url=url,
-        source=_text(record, "source"),
-        dealbreakers=_dealbreakers(record.get("dealbreakers")),
-    )
+            raise PostingRowError(f"url {fields['url']!r} is not an http(s) URL") from None
+    fields["dealbreakers"] = _dealbreakers(record.get("dealbreakers"))
+    return fields

@@ -5,18 +5,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memory.selectors import RecalledFact
 from qualify import context, holdout, prompts
 from qualify.models import Arm, Posting, Profile
 
 
 @dataclass
 class Prepared:
-    """What the overhead bench measures: the prompt, ready to send."""
-
     version: prompts.PromptVersion
     arm: str
     messages: list[dict[str, Any]]
-    facts: list[context.ContextFact]
+    facts: list[RecalledFact]
     memory_error: str | None
 
 
@@ -29,19 +28,14 @@ def prompt_for(
     before: datetime | None = None,
     arm: str = Arm.NONE,
 ) -> Prepared:
-    """The conversation for ``posting`` under ``version``.
-
-    ``before`` limits memory and few-shot examples to what existed before that moment
-    (replay asks as of the original decision, so the posting's own outcome never leaks in).
-    """
+    """The conversation for ``posting`` under ``version``, with memory and few-shot examples
+    as of ``before`` (replay's original decision, so the posting's outcome never leaks in)."""
     examples: list[dict[str, Any]] = []
+    working = context.WorkingFacts(facts=[], error=None)
     if version.memory_aware:
         examples = (pool or context.FewShotPool.load()).examples_for(posting, before=before)
-    # Agent mode recalls through its tool instead of an injected block.
-    if version.memory_aware and not version.agent:
-        working = context.working_facts(posting, before=before)
-    else:
-        working = context.WorkingFacts(facts=[], error=None)
+        if not version.agent:  # agent mode recalls through its tool instead
+            working = context.working_facts(posting, before=before)
     messages = prompts.build_messages(
         version, profile=profile, posting=posting, facts=working.facts, examples=examples
     )
@@ -61,10 +55,7 @@ def prepare_prompt(
     agent_mode: bool = False,
     pool: context.FewShotPool | None = None,
 ) -> Prepared:
-    """The live path: the posting's holdout arm picks pre-memory or memory-aware.
-
-    A batch passes its ``pool`` of few-shot candidates, loaded once; alone, it is loaded here.
-    """
+    """The live path: the posting's holdout arm picks pre-memory or memory-aware."""
     arm = holdout.arm_for(posting.pk)
     memory_on = context.memory_enabled() and arm != Arm.HOLDOUT
     version = prompts.choose(memory_enabled=memory_on, agent=agent_mode)

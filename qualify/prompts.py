@@ -1,15 +1,11 @@
-"""Named prompt versions. Every qualification records the version it was asked with, so the
-funnel can compare pre-memory decisions with memory-aware ones.
-
-Changing a prompt's wording means adding a new version name, never editing one in place:
-the name is how recorded rows are told apart.
-"""
+"""Named prompt versions, recorded on every qualification: new wording needs a new name,
+never an edit in place, since the name is how the funnel tells recorded rows apart."""
 
 import json
 from dataclasses import dataclass
 from typing import Any
 
-from qualify.context import ContextFact
+from memory.selectors import RecalledFact
 from qualify.models import Posting, Profile
 from qualify.verdict import VERDICT_SCHEMA
 
@@ -107,7 +103,7 @@ def render_posting(posting: Posting) -> str:
     return "\n".join(lines)
 
 
-def render_memory_block(facts: list[ContextFact]) -> str:
+def render_memory_block(facts: list[RecalledFact]) -> str:
     """The facts, one per line, under the instruction that they never override dealbreakers."""
     lines = [MEMORY_HEADER, MEMORY_INSTRUCTION]
     if facts:
@@ -128,7 +124,7 @@ def build_messages(
     *,
     profile: Profile,
     posting: Posting,
-    facts: list[ContextFact],
+    facts: list[RecalledFact],
     examples: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The conversation for one posting. Pre-memory: profile and posting only."""

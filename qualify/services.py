@@ -1,8 +1,7 @@
 """The qualify pipeline's one door: import postings, set the profile, qualify, record outcomes.
 
-Ledger events are written first, then their memory facts, through ``memory.services`` only.
-A memory failure (outage, refused text) is logged as one warning and never rolls back,
-blocks or fails the event: that is the invariant "a memory outage never kills a batch".
+Events are written first, then their memory facts (through ``memory.services``), so that a
+memory outage never rolls back, blocks or fails an event.
 """
 
 import logging
@@ -16,16 +15,9 @@ from memory import services as memory
 from memory.text import company_key
 from qualify import agent, context, llm, verdict, verdict_fact
 from qualify.errors import QualifyError
-from qualify.models import (
-    Company,
-    DecisionFact,
-    Mode,
-    Posting,
-    Profile,
-    Qualification,
-)
-from qualify.outcomes import Recorded, record_outcome
-from qualify.postings import CleanPosting, PostingRowError
+from qualify.models import Company, DecisionFact, Mode, Posting, Profile, Qualification
+from qualify.outcomes import Recorded, record_outcome, remember_after
+from qualify.postings import PostingRowError
 from qualify.postings import clean as clean_posting
 from qualify.preparation import prepare_prompt
 
@@ -34,12 +26,8 @@ log = logging.getLogger("karani.qualify")
 # The door's names that live in their own modules.
 __all__ = ["QualifyError", "Recorded", "prepare_prompt", "record_outcome"]
 
-# Consecutive endpoint failures after which a batch stops: a dead LLM is not worth
-# timeout x postings of waiting. (Memory failures never count: they never stop a batch.)
+# A dead LLM is not worth timeout x postings of waiting (memory failures never count).
 MAX_ENDPOINT_FAILURES_IN_A_ROW = 3
-
-
-# --- postings ------------------------------------------------------------------------------
 
 
 @dataclass
@@ -59,60 +47,35 @@ class ImportReport:
 
 def company_named(name: str) -> Company:
     """The live company with this name (case and spacing ignored), created if needed."""
-    key = company_key(name)
-    existing = Company.objects.filter(name_key=key).first()
-    if existing is not None:
-        return existing
-    try:
-        with transaction.atomic():
-            return Company.objects.create(name=name)
-    except IntegrityError:  # a concurrent importer created it first
-        return Company.objects.get(name_key=key)
+    return Company.objects.get_or_create(name_key=company_key(name), defaults={"name": name})[0]
 
 
 def import_postings(*, records: Iterable[tuple[int, Any]]) -> ImportReport:
-    """Import ``(line, record)`` pairs. A bad row is reported with its line, never fatal.
-
-    A posting whose URL is already live is counted as a duplicate, so re-importing a file
-    adds nothing.
-    """
+    """Import ``(line, record)`` pairs; a bad row is reported with its line, and a posting
+    whose URL is already live counts as a duplicate (re-importing a file adds nothing)."""
     report = ImportReport()
     for line_no, record in records:
         try:
-            posting = clean_posting(record)
+            fields = clean_posting(record)
         except PostingRowError as exc:
             report.rejected.append((line_no, str(exc)))
             continue
-        if _create_posting(posting):
+        if _create_posting(**fields):
             report.created += 1
         else:
             report.duplicates += 1
     return report
 
 
-def _create_posting(p: CleanPosting) -> bool:
-    if p.url and Posting.objects.filter(url=p.url).exists():
+def _create_posting(*, company: str, **fields: Any) -> bool:
+    if fields["url"] and Posting.objects.filter(url=fields["url"]).exists():
         return False
     try:
         with transaction.atomic():
-            Posting.objects.create(
-                company=company_named(p.company),
-                title=p.title,
-                role_category=p.role_category,
-                location=p.location,
-                remote=p.remote,
-                salary=p.salary,
-                description=p.description,
-                url=p.url,
-                source=p.source,
-                dealbreakers=p.dealbreakers,
-            )
+            Posting.objects.create(company=company_named(company), **fields)
     except IntegrityError:  # the same URL imported concurrently
         return False
     return True
-
-
-# --- profile -------------------------------------------------------------------------------
 
 
 def set_profile(
@@ -139,9 +102,6 @@ def set_profile(
     return profile
 
 
-# --- qualifying ----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Qualified:
     """One qualification as recorded, plus what happened around it (for the summary)."""
@@ -149,7 +109,10 @@ class Qualified:
     qualification: Qualification
     memory_error: str | None = None  # recall failed: the block was empty
     fact_error: str | None = None  # the verdict fact was not written
-    endpoint_failed: bool = False
+
+    @property
+    def endpoint_failed(self) -> bool:
+        return self.qualification.error.startswith("LLM endpoint")
 
 
 def qualify_posting(
@@ -167,18 +130,14 @@ def qualify_posting(
     client.elapsed_ms = 0.0
     criteria: dict[str, Any] | None = None
     error = ""
-    endpoint_failed = False
     if version.agent:
         run = agent.run(client, messages, posting)
         criteria, error, facts = run.criteria, run.error, run.facts
         memory_error = run.memory_errors[0] if run.memory_errors else None
-        endpoint_failed = error.startswith("LLM endpoint")
     else:
         try:
             criteria = llm.ask_verdict(client, messages)
-        except llm.LLMCallFailed as exc:
-            error, endpoint_failed = str(exc), True
-        except llm.VerdictUnavailable as exc:
+        except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
             error = str(exc)
     decision = verdict.decide(criteria) if criteria is not None else None
     try:
@@ -194,7 +153,7 @@ def qualify_posting(
                 arm=prepared.arm,
                 fact_ids=[f.id for f in facts],
                 fact_count=len(facts),
-                model_name=client.model[:200],
+                model_name=client.config.model[:200],
                 latency_ms=round(client.elapsed_ms),
                 error=error[:500],
             )
@@ -206,19 +165,10 @@ def qualify_posting(
         raise QualifyError(
             f"posting {posting.pk} got a verdict from another run meanwhile; skipped"
         ) from None
-    fact_error = _remember_verdict(q, posting, profile) if decision else None
-    return Qualified(
-        qualification=q,
-        memory_error=memory_error,
-        fact_error=fact_error,
-        endpoint_failed=endpoint_failed,
-    )
-
-
-def _remember_verdict(q: Qualification, posting: Posting, profile: Profile) -> str | None:
-    """Write the verdict's preference fact. Never raises: the event is already recorded."""
-    try:
-        memory.remember(
+    fact_error = None
+    if decision:
+        fact_error = remember_after(
+            f"verdict fact for qualification {q.pk}",
             text=verdict_fact.compose(
                 verdict=q.verdict,
                 fit_score=q.fit_score,
@@ -231,13 +181,8 @@ def _remember_verdict(q: Qualification, posting: Posting, profile: Profile) -> s
             source=memory.Source.VERDICT,
             fit_score=q.fit_score,
             ref=f"qualification:{q.pk}",
-            actor="qualify",
         )
-    except Exception as exc:  # outage or refusal: the qualification stands regardless
-        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
-        log.warning("verdict fact for qualification %s not written (%s)", q.pk, reason)
-        return reason
-    return None
+    return Qualified(qualification=q, memory_error=memory_error, fact_error=fact_error)
 
 
 def pending_postings(*, posting_id: int | None = None, limit: int | None = None) -> list[Posting]:
@@ -293,45 +238,38 @@ class BatchSummary:
     last_error: str = ""
     stopped: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 def run_batch(
     batch: Batch,
     *,
     agent_mode: bool = False,
-    on_progress: Callable[[Qualified | None], None] | None = None,
+    on_progress: Callable[[], None] | None = None,
 ) -> BatchSummary:
     """Qualify every posting of the batch. Memory failures never stop it."""
     summary = BatchSummary(total=len(batch.postings))
     failures_in_a_row = 0
     pool = context.FewShotPool.load() if context.memory_enabled() and batch.postings else None
     for posting in batch.postings:
+        done = None
         # Another batch may have decided it since our list was made: skip without asking the
         # model. (The constraint still settles a race that slips past this check.)
-        if Qualification.objects.decided().filter(posting_id=posting.pk).exists():
+        if not Qualification.objects.decided().filter(posting_id=posting.pk).exists():
+            try:
+                done = qualify_posting(
+                    posting=posting,
+                    profile=batch.profile,
+                    client=batch.client,
+                    agent_mode=agent_mode,
+                    pool=pool,
+                )
+            except QualifyError as exc:
+                log.warning("%s", exc)
+        if on_progress:
+            on_progress()
+        if done is None:
             summary.skipped += 1
-            if on_progress:
-                on_progress(None)
-            continue
-        try:
-            done = qualify_posting(
-                posting=posting,
-                profile=batch.profile,
-                client=batch.client,
-                agent_mode=agent_mode,
-                pool=pool,
-            )
-        except QualifyError as exc:
-            log.warning("%s", exc)
-            summary.skipped += 1
-            if on_progress:
-                on_progress(None)
             continue
         _count(summary, done)
-        if on_progress:
-            on_progress(done)
         failures_in_a_row = failures_in_a_row + 1 if done.endpoint_failed else 0
         if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
             summary.stopped = (

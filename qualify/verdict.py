@@ -1,9 +1,5 @@
-"""The verdict: what the model is asked (per criterion) and how code turns it into a decision.
-
-Small local models judge a posting far better when asked one question per criterion than when
-asked for a one-shot verdict, so the model answers the criteria and the verdict and fit score
-are computed here, deterministically, from those answers.
-"""
+"""The model answers one question per criterion (small models judge far better that way);
+the verdict and fit score are computed here from those answers, deterministically."""
 
 import json
 from dataclasses import dataclass
@@ -14,31 +10,24 @@ from jsonschema import Draft202012Validator
 from qualify.models import Verdict
 
 TRISTATE = {"type": "string", "enum": ["yes", "no", "unknown"]}
-
-# Sent to the server as response_format {"type": "json_object", "schema": ...} (llama.cpp
-# grammar-constrains to it) and validated here whatever the server did with it.
+_PROPERTIES = {
+    "remote_ok": TRISTATE,
+    "salary_ok": TRISTATE,
+    "on_call_ok": TRISTATE,
+    "dealbreakers_hit": {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": 200},
+        "maxItems": 10,
+    },
+    "role_fit": {"type": "integer", "minimum": 0, "maximum": 100},
+    "reasons": {"type": "string", "minLength": 1, "maxLength": 300},
+}
+# Sent as response_format {"type": "json_object", "schema": ...} (llama.cpp constrains its
+# output to it) and validated here whatever the server did with it.
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        "remote_ok": TRISTATE,
-        "salary_ok": TRISTATE,
-        "on_call_ok": TRISTATE,
-        "dealbreakers_hit": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 200},
-            "maxItems": 10,
-        },
-        "role_fit": {"type": "integer", "minimum": 0, "maximum": 100},
-        "reasons": {"type": "string", "minLength": 1, "maxLength": 300},
-    },
-    "required": [
-        "remote_ok",
-        "salary_ok",
-        "on_call_ok",
-        "dealbreakers_hit",
-        "role_fit",
-        "reasons",
-    ],
+    "properties": _PROPERTIES,
+    "required": list(_PROPERTIES),
     "additionalProperties": False,
 }
 _VALIDATOR = Draft202012Validator(VERDICT_SCHEMA)

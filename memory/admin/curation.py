@@ -1,9 +1,4 @@
-"""The memories admin's curation pages: remember, correct, forget (one fact or a selection).
-
-Each is a small form in front of one ``memory.services`` call with the admin user as the
-actor; a service refusal comes back as a form error and nothing is written. Also the read
-that a fact's page needs: its whole correction chain.
-"""
+"""The admin's remember, correct and forget pages: each a form in front of one service call."""
 
 from typing import Any
 
@@ -30,11 +25,7 @@ MAX_FORGET_AT_ONCE = 1000
 
 
 def fact_chain(memory: Memory) -> list[Memory]:
-    """The fact's correction chain, oldest first, the fact itself included.
-
-    Walks ``supersedes`` back and ``superseded_by`` forward; each step is one primary-key
-    or unique-index look-up, and chains are a handful of rows long.
-    """
+    """The fact's correction chain, oldest first, the fact itself included."""
     older: list[Memory] = []
     current = memory
     while current.supersedes_id is not None and len(older) < MAX_CHAIN:
@@ -56,16 +47,15 @@ def _actor(request: HttpRequest) -> str:
 
 
 class CurationViews:
-    """Mixed into MemoryAdmin (a ModelAdmin): the views behind Add, Correct and Forget."""
+    """Mixed into MemoryAdmin: the views behind Add, Correct and Forget."""
 
     def has_curate_permission(self, request: HttpRequest, obj: Memory | None = None) -> bool:
-        """Correct and forget: the model's change permission, used for history-keeping edits."""
+        # Correct and forget keep history, so the change permission is what they need.
         return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        """Teach a fact through services.remember: dedupe and secret refusal included."""
         if not self.has_add_permission(request):
             raise PermissionDenied
         form = RememberForm(request.POST if request.method == "POST" else None)
@@ -192,7 +182,7 @@ class CurationViews:
         )
 
     def _forget_many(self, request: HttpRequest, ids: list[int], form: ForgetForm) -> str | None:
-        """Forget every id in one transaction; a message, or None with the error on the form."""
+        # A message, or None with the error put on the form.
         reason = form.cleaned_data["reason"]
         forgotten: list[Memory] = []
         gone = 0
@@ -213,8 +203,6 @@ class CurationViews:
             self.log_change(request, memory, f"Forgotten: {reason}")
         extra = f" ({gone} were already deleted)" if gone else ""
         return f"Forgot {len(forgotten)} facts{extra}."
-
-    # --- helpers ------------------------------------------------------------------------
 
     def _live_fact_or_redirect(self, request: HttpRequest, object_id: str) -> Memory | HttpResponse:
         memory = self.get_object(request, unquote(object_id))

@@ -1,8 +1,4 @@
-"""Forms behind the memories admin's curation views.
-
-They only collect input: every rule (length, secrets, dedupe, chains) is the service's, and a
-service error comes back as a form error (see ``add_service_error``).
-"""
+"""The curation forms only collect input: every rule is the service's."""
 
 from django import forms
 
@@ -56,6 +52,5 @@ class ForgetForm(forms.Form):
 
 
 def add_service_error(form: forms.Form, exc: MemoryInputError) -> None:
-    """Put a service refusal on the field it is about (a secret in the ref, say)."""
-    # The error names its field; one the form does not show is about the form as a whole.
+    # A field the form does not show makes the refusal about the form as a whole.
     form.add_error(exc.field if exc.field in form.fields else None, str(exc))

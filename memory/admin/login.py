@@ -1,9 +1,6 @@
-"""Admin login with a throttle on failed attempts, counted in the shared cache.
+"""Admin login throttled per client address, counted in the database cache all workers share.
 
-Failures are counted per client address in Django's cache (CACHES["default"], the database
-cache every worker shares), so the limit holds across gunicorn workers and hosts. A blocked
-address gets a 429 until its window passes; a successful login does not reset the count, so
-guessing between successes gains nothing.
+A successful login does not reset the count, so guessing between successes gains nothing.
 """
 
 from django.conf import settings

@@ -21,12 +21,13 @@ class Command(QualifyCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         chart: Path | None = opts["chart"]
-        if chart is not None and chart.suffix.lower() not in funnel_chart.CHART_FORMATS:
+        fmt = chart.suffix.lower().lstrip(".") if chart else None
+        if fmt not in (None, "png", "svg"):
             raise CommandError(f"--chart must end in .png or .svg, not {chart.name!r}")
         result = funnel.compute()
         if chart is not None:
             try:
-                funnel_chart.write(result, chart)
+                chart.write_bytes(funnel_chart.render(result, fmt=fmt))
             except OSError as exc:
                 raise CommandError(f"cannot write {chart}: {exc.strerror}") from None
         if opts["json"]:
@@ -55,11 +56,7 @@ def _versions_table(result: funnel.Funnel) -> Table:
     for column in ("prompt version", "decisions", "with memory", "errors", *funnel.STEPS):
         table.add_column(column, overflow="fold")
     for r in result.versions:
-        rates = r.rates
-        cells = [str(r.counts["qualified"])] + [
-            f"{r.counts[s]} ({rates[s]:.0%})" if rates[s] is not None else str(r.counts[s])
-            for s in funnel.STEPS[1:]
-        ]
+        cells = [str(n) if rate is None else f"{n} ({rate:.0%})" for n, rate in r.cells]
         table.add_row(
             r.prompt_version, str(r.decisions), str(r.with_memory_facts), str(r.errors), *cells
         )
@@ -82,11 +79,6 @@ def _arms_table(arms: funnel.ArmComparison) -> Table:
     for s in arms.steps:
         d = s.difference
         diff = "-" if d is None else f"{d.estimate:+.0%} [{d.low:+.0%}, {d.high:+.0%}]"
-        table.add_row(
-            s.step,
-            _rate(s.memory, s.memory_n),
-            _rate(s.holdout, s.holdout_n),
-            diff,
-            s.conclusion,
-        )
+        memory, held = _rate(s.memory, s.memory_n), _rate(s.holdout, s.holdout_n)
+        table.add_row(s.step, memory, held, diff, s.conclusion)
     return table

@@ -1,3 +1,4 @@
+from dataclasses import asdict
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
@@ -37,10 +38,10 @@ class Command(QualifyCommand):
             summary = services.run_batch(
                 batch,
                 agent_mode=opts["agent"],
-                on_progress=lambda _done: progress.advance(task),
+                on_progress=lambda: progress.advance(task),
             )
         if opts["json"]:
-            self.write_json(summary.to_dict())
+            self.write_json(asdict(summary))
             if summary.stopped:
                 raise CommandError(summary.stopped)
             return
