@@ -68,9 +68,7 @@ def import_mem0(cfg: SemanticConfig) -> Any:
     # mem0 logs its own tracebacks at ERROR on every failed call; karani reports each outage
     # once through the breaker instead.
     mem0_log = logging.getLogger("mem0")
-    # get() comes through here on every recall, and setLevel clears the level cache of every
-    # logger in the process (hundreds, with torch and transformers loaded): ~0.2 ms a call
-    # (cProfile over 200 recalls), so only when the level is not already what we want.
+    # setLevel clears every logger's level cache, and this runs on every recall.
     if mem0_log.level != logging.CRITICAL:
         mem0_log.setLevel(logging.CRITICAL)
     logging.getLogger("psycopg.pool").addFilter(_pool_noise)  # a no-op when already there
@@ -177,8 +175,8 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     if not cfg.embedder_is_remote and cfg.embedder_threads:
         import torch
 
-        # One intra-op thread by default: a query embeds one short sentence, and on a busy
-        # 2-core machine torch's spinning worker threads made that 15x slower (MEM0.md).
+        # One intra-op thread by default: torch's spinning workers slow a one-sentence
+        # query on a busy machine (MEM0.md).
         torch.set_num_threads(cfg.embedder_threads)
     try:
         memory = Memory.from_config(

@@ -1,20 +1,9 @@
-"""The query embedding: one short sentence, on every semantic recall's critical path.
+"""The query embedding, on every semantic recall's critical path.
 
-mem0's ``embedding_model.embed(text, "search")`` calls ``SentenceTransformer.encode``,
-which is built for batches: per call it validates arguments, infers the input modality,
-sorts inputs by length, sets up a progress bar and converts through lists. For one
-sentence that is several milliseconds of Python on top of a ~10 ms forward pass
-(bench/semantic_latency.py: ``embed`` vs ``embed (mem0 encode)``, ~20% apart).
-
-For the local sentence-transformers model, ``embed_query`` runs the same steps ``encode``
-runs for one input (the model's own ``preprocess`` with its prompt, then its module stack:
-transformer, pooling, normalisation as configured in the model directory) and nothing
-else, under ``torch.inference_mode``. The vector is the one mem0's embed returns
-(tests/test_semantic_encoder.py), as a float32 array rather than a list: the pool sends
-arrays in pgvector's binary format (client.vector_adapters), where psycopg would format
-384 floats as text. A remote embedder, or a model this path does not recognise, goes
-through mem0's embed unchanged. Writes and reindex keep their batch path
-(store.embed_texts).
+For the local sentence-transformers model, ``embed_query`` runs the steps ``encode`` runs for
+one input (the model's ``preprocess``, then its module stack) without the batch machinery,
+and returns the vector mem0's embed returns (tests/test_semantic_encoder.py) as a float32
+array. A remote embedder, or a model this path does not recognise, goes through mem0's embed.
 """
 
 import threading

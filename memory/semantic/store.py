@@ -49,9 +49,7 @@ def embed_texts(client: Client, texts: list[str]) -> Any:
     model = getattr(client.memory.embedding_model, "model", None)
     if model is None:  # a remote (OpenAI-compatible) embedder: mem0's own batch call
         return client.memory.embedding_model.embed_batch(texts, "add")
-    # mem0's embed_batch is this call with sentence-transformers' default batch of 32 and a
-    # conversion to lists; the whole chunk in one forward pass (texts of similar length:
-    # reindex sorts them) keeps the encoder busier, and insert_rows wants arrays.
+    # mem0's embed_batch in one forward pass per chunk, as arrays for insert_rows.
     return model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
 
 
@@ -60,10 +58,8 @@ def insert_rows(
 ) -> list[tuple[Memory, str]]:
     """Write through mem0's ``vector_store.insert``, vectors as float32 arrays.
 
-    Our pool's connections send arrays in pgvector's binary format (client.vector_adapters);
-    as Python lists, psycopg formatted 384 floats per row as text and PostgreSQL parsed them
-    back: ~0.7 ms of this process's CPU per row, a tenth of that as arrays
-    (a 2,048-row probe: 1.40 s vs 0.11 s), taken from the encoder during a reindex.
+    Arrays go to PostgreSQL in pgvector's binary format (client.vector_adapters); lists would
+    be formatted and parsed back as text, a tenth of the CPU per row.
     """
     import numpy as np
 
@@ -98,10 +94,7 @@ def extract_and_add(client: Client, memory: Memory) -> list[str]:
 def mark_indexed(pairs: Sequence[tuple[Memory, str]]) -> None:
     """Record each row's vector id and when it was indexed (the ledger's bookkeeping).
 
-    One parameterised UPDATE run per row (executemany), not bulk_update: bulk_update builds
-    a CASE with a branch per row, which costs the ORM and the database time quadratic in the
-    batch. Reindex waits for this between batches, on the encoder's thread: 5.5 s of a 10k
-    reindex's 41 s with bulk_update, on an SQLite ledger (bench/semantic_reindex.py).
+    executemany, not bulk_update, whose CASE with a branch per row grows quadratically.
     """
     if not pairs:
         return
@@ -153,20 +146,11 @@ def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int]:
 
 
 def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> None:
-    """What the scoped search needs beyond mem0's table: HNSW, and planner statistics.
+    """Recreate mem0's HNSW and full-text indexes if dropped, plus the scope's index and stats.
 
-    mem0 creates the HNSW and full-text indexes with the table; recreate them if someone (or
-    a full reindex: drop_search_indexes) dropped them. Without
-    statistics on ``payload->>'company'`` / ``'user_id'`` the planner guesses the scope
-    filter keeps 0.5% of rows and picks a sequential scan + sort over every vector (seen at
-    10k and 100k rows); the expression index gives it real numbers (and serves small scopes
-    exactly), so the HNSW index (with iterative scan) carries the usual query.
-
-    Building a missing index takes as long as it takes, so the pool's statement timeout is
-    lifted for this transaction: at first use in a process (an index this version added,
-    on a collection an older one built: ~1 s per 100k vectors, once) and in reindex
-    (``maintenance``: HNSW over every vector, with more memory). Waiting behind another
-    session's lock stays bounded at first use (lock_timeout), like any other hang.
+    Without statistics on the scope's payload fields the planner picks a sequential scan
+    over every vector (docs/semantic-index.md). Building takes as long as it takes, so the
+    statement timeout is lifted; waiting on a lock stays bounded outside ``maintenance``.
     """
     col = client.config.collection
     statements = [
@@ -182,8 +166,7 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'company'))").format(
             sql.Identifier(f"{col}_company_idx"), sql.Identifier(col)
         ),
-        # forget/correct delete by ledger id: without it, a sequential scan of every payload
-        # (280 ms at 100k vectors, linear beyond), against the statement timeout.
+        # forget/correct delete by ledger id, which would otherwise scan every payload.
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'ledger_id'))").format(
             sql.Identifier(f"{col}_ledger_idx"), sql.Identifier(col)
         ),
@@ -199,8 +182,7 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
             lock_ms = max(100, round(client.config.timeout * 1000))
             conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(lock_ms)))
         else:
-            # An HNSW build whose graph does not fit maintenance_work_mem (64 MB by default:
-            # ~100k 384-dim vectors) spills and is several times slower.
+            # An HNSW graph that does not fit maintenance_work_mem spills and builds slowly.
             conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
         for statement in statements:
             conn.execute(statement)
@@ -209,10 +191,7 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
 def drop_search_indexes(client: Client) -> None:
     """Drop the HNSW and full-text indexes before a bulk load; ensure_indexes rebuilds them.
 
-    Maintaining both row by row made PostgreSQL's share of a 10k reindex about 2.7 ms a row,
-    CPU taken from the encoder on a 2-core machine (a reindex ran at 74% of raw encoding);
-    one build at the end costs a fraction of that. Searches during a full reindex scan the
-    new table exactly: it holds only what has been replayed so far anyway.
+    One build at the end costs a fraction of maintaining them row by row.
     """
     col = client.config.collection
     with client.pool.connection() as conn:
