@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Prefetch
 
 from memory import modes, selectors
 from memory.text import company_key
@@ -78,25 +78,19 @@ class FewShotPool:
     """The example candidates, loaded once per batch: a batch adds verdicts but no outcomes,
     so it cannot change its own pool."""
 
-    candidates: list[tuple[Qualification, list[str]]]
+    candidates: list[Qualification]
 
     @classmethod
     def load(cls) -> "FewShotPool":
-        has_outcome = Outcome.objects.filter(qualification_id=OuterRef("pk"))
-        rows = list(
+        outcomes = Outcome.objects.order_by("occurred_at", "id")
+        rows = (
             Qualification.objects.decided()
-            .filter(Exists(has_outcome))
+            .filter(Exists(outcomes.filter(qualification_id=OuterRef("pk"))))
             .select_related("posting")
+            .prefetch_related(Prefetch("outcomes", queryset=outcomes))
             .order_by("-created_at", "-id")[:FEW_SHOT_CANDIDATES]
         )
-        stages: dict[int, list[str]] = {q.pk: [] for q in rows}
-        for qualification_id, stage in (
-            Outcome.objects.filter(qualification_id__in=list(stages))
-            .order_by("occurred_at", "id")
-            .values_list("qualification_id", "stage")
-        ):
-            stages[qualification_id].append(stage)
-        return cls(candidates=[(q, stages[q.pk]) for q in rows])
+        return cls(candidates=list(rows))
 
     def examples_for(
         self, posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES, before: datetime | None = None
@@ -105,16 +99,17 @@ class FewShotPool:
         first, newest first within each group."""
         category = posting.role_category.casefold()
         others = [
-            (q, s)
-            for q, s in self.candidates
+            q
+            for q in self.candidates
             if q.posting_id != posting.pk and (before is None or q.created_at < before)
         ]
-        # sorted() is stable: within each group the newest-first order is kept.
-        others.sort(key=lambda pair: pair[0].posting.role_category.casefold() != category)
-        return [_example(q, s) for q, s in others[:limit]]
+        # sort() is stable: within each group the newest-first order is kept.
+        others.sort(key=lambda q: q.posting.role_category.casefold() != category)
+        return [_example(q) for q in others[:limit]]
 
 
-def _example(q: Qualification, stages: list[str]) -> dict[str, Any]:
+def _example(q: Qualification) -> dict[str, Any]:
+    stages = [o.stage for o in q.outcomes.all()]
     reached = [s for s in PROGRESS if s in stages]
     return {
         "posting": {

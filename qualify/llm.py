@@ -14,6 +14,7 @@ from django.conf import settings
 
 from memory.errors import first_line
 from qualify import verdict
+from qualify.errors import QualifyError
 
 RETRY_PROMPT = (
     "Your reply was not valid: {error}. Reply again with only the JSON object, exactly as "
@@ -21,7 +22,7 @@ RETRY_PROMPT = (
 )
 
 
-class LLMNotConfigured(Exception):
+class LLMNotConfigured(QualifyError):
     """No usable endpoint is configured: raised before any request is made."""
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
+from qualify.errors import QualifyError
 from qualify.models import Remote
 
 # Each text field's maximum length, in the order rows are checked.
@@ -33,7 +34,7 @@ MAX_DEALBREAKER_CHARS = 200
 _SPACE = re.compile(r"[ \t\r\n]*")
 
 
-class PostingFileError(ValueError):
+class PostingFileError(QualifyError):
     """The file as a whole cannot be read (nothing was imported)."""
 
 

@@ -40,11 +40,7 @@ def prompt_for(
         version, profile=profile, posting=posting, facts=working.facts, examples=examples
     )
     return Prepared(
-        version=version,
-        arm=arm,
-        messages=messages,
-        facts=working.facts,
-        memory_error=working.error,
+        version=version, arm=arm, messages=messages, facts=working.facts, memory_error=working.error
     )
 
 

@@ -85,11 +85,7 @@ def render_profile(profile: Profile) -> str:
 
 
 def render_posting(posting: Posting) -> str:
-    lines = [
-        "## Posting",
-        f"Company: {posting.company.name}",
-        f"Title: {posting.title}",
-    ]
+    lines = ["## Posting", f"Company: {posting.company.name}", f"Title: {posting.title}"]
     if posting.role_category:
         lines.append(f"Role category: {posting.role_category}")
     where = ", ".join(p for p in (posting.location, posting.remote) if p)

@@ -240,10 +240,7 @@ class BatchSummary:
 
 
 def run_batch(
-    batch: Batch,
-    *,
-    agent_mode: bool = False,
-    on_progress: Callable[[], None] | None = None,
+    batch: Batch, *, agent_mode: bool = False, on_progress: Callable[[], None] | None = None
 ) -> BatchSummary:
     """Qualify every posting of the batch. Memory failures never stop it."""
     summary = BatchSummary(total=len(batch.postings))

@@ -78,7 +78,5 @@ def decide(criteria: dict[str, Any]) -> Decision:
     qualified = not criteria["dealbreakers_hit"] and not failed and fit >= QUALIFY_THRESHOLD
     reasons = " ".join(str(criteria["reasons"]).split())[:MAX_REASON_CHARS]
     return Decision(
-        verdict=Verdict.QUALIFIED if qualified else Verdict.REJECTED,
-        fit_score=fit,
-        reasons=reasons,
+        verdict=Verdict.QUALIFIED if qualified else Verdict.REJECTED, fit_score=fit, reasons=reasons
     )

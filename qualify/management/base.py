@@ -6,13 +6,11 @@ from django.core.management.base import CommandError
 
 from memory.management.base import KaraniCommand
 from qualify.errors import QualifyError
-from qualify.llm import LLMNotConfigured
-from qualify.postings import PostingFileError
 
 
 class QualifyCommand(KaraniCommand):
     def execute(self, *args: Any, **options: Any) -> Any:
         try:
             return super().execute(*args, **options)
-        except (QualifyError, LLMNotConfigured, PostingFileError) as exc:
+        except QualifyError as exc:
             raise CommandError(str(exc)) from None

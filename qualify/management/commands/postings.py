@@ -14,8 +14,7 @@ class Command(QualifyCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         imp = sub.add_parser(
-            "import",
-            help="import postings; bad rows are reported by line, the rest imported",
+            "import", help="import postings; bad rows are reported by line, the rest imported"
         )
         imp.add_argument("file", type=Path)
         imp.add_argument("--json", action="store_true", help="print JSON")

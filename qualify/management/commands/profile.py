@@ -33,9 +33,7 @@ class Command(QualifyCommand):
         if opts["action"] == "set":
             dealbreakers = [] if opts["no_dealbreakers"] else opts["dealbreakers"]
             profile = services.set_profile(
-                summary=opts["summary"],
-                preferences=opts["preferences"],
-                dealbreakers=dealbreakers,
+                summary=opts["summary"], preferences=opts["preferences"], dealbreakers=dealbreakers
             )
         else:
             profile = Profile.current()

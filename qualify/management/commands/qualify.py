@@ -36,9 +36,7 @@ class Command(QualifyCommand):
         with progress:
             task = progress.add_task("qualify", total=len(batch.postings))
             summary = services.run_batch(
-                batch,
-                agent_mode=opts["agent"],
-                on_progress=lambda: progress.advance(task),
+                batch, agent_mode=opts["agent"], on_progress=lambda: progress.advance(task)
             )
         if opts["json"]:
             self.write_json(asdict(summary))
