@@ -41,8 +41,7 @@ class SoftDeleteAdmin(admin.ModelAdmin):
     list_filter: tuple[Any, ...] = (StatusFilter,)
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
-        # Soft delete removes nothing: no cascade to list, and the PROTECT'ed events
-        # (verdicts, outcomes) that point here stay valid, so they do not block it.
+        # Soft delete removes nothing: no cascade to list, and PROTECT'ed events do not block.
         objs = list(objs)
         return [str(o) for o in objs], {self.model._meta.verbose_name_plural: len(objs)}, set(), []
 
@@ -153,8 +152,7 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
             **self.admin_site.each_context(request),
             "title": "Funnel chart",
             "opts": self.model._meta,
-            # Built by matplotlib from our own counts and prompt-version names: safe to inline
-            # once the XML prolog is dropped.
+            # Drawn by matplotlib from our own counts and version names: safe to inline.
             "chart_svg": mark_safe(svg[svg.index("<svg") :]),
             "steps": funnel.STEPS,
             "rows": [

@@ -63,17 +63,15 @@ class _Recall:
 
     def __call__(self, arguments: str) -> dict[str, Any]:
         try:
-            args = json.loads(arguments or "{}")
-            query = args["query"] if isinstance(args, dict) else None
-        except (json.JSONDecodeError, KeyError):
+            query = json.loads(arguments or "{}").get("query")
+        except (json.JSONDecodeError, AttributeError):  # not JSON, or not an object
             query = None
         if not isinstance(query, str) or not query.strip():
             return {"error": 'call recall with {"query": "a few words"}'}
         if self.remaining <= 0:
             return {"error": "fact budget used up; answer with the verdict JSON now"}
         try:
-            # Ask for the whole cap: after dropping facts already seen, `remaining` new ones
-            # can still be found.
+            # The whole cap: after dropping facts already seen, `remaining` may still be found.
             found = context.recall_facts(
                 self.posting,
                 query=query.strip()[: context.MAX_QUERY_CHARS],
@@ -133,11 +131,6 @@ def _loop(
                 result = recall(call.arguments)
             else:
                 result = {"error": f"unknown tool {call.name!r}; the only tool is recall"}
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "content": json.dumps(result, ensure_ascii=False),
-                }
-            )
+            content = json.dumps(result, ensure_ascii=False)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
     return llm.settle_verdict(client, messages, reply)

@@ -41,8 +41,7 @@ def recall_facts(
     """Facts for the posting's company (plus global ones), written before ``before`` if given."""
     asked = limit if before is None else limit * AS_OF_OVERFETCH
     result = selectors.recall(query=query, company=posting.company.name, limit=asked)
-    # The selector already scopes; checking again (with memory's own company key) keeps
-    # another company's facts out of a prompt even if an index backend ever misapplies it.
+    # Checked again, so a misapplied scope in any index backend never leaks into a prompt.
     own = company_key(posting.company.name)
     facts = [
         f
@@ -53,24 +52,20 @@ def recall_facts(
     return facts[:limit]
 
 
-@dataclass(frozen=True)
-class WorkingFacts:
-    facts: list[selectors.RecalledFact]
-    error: str | None  # why the block is empty when memory failed
-
-
-def working_facts(posting: Posting, *, before: datetime | None = None) -> WorkingFacts:
-    """The memory block's facts; never raises, because a memory outage must never stop a
-    batch (the decision is then made and recorded without facts)."""
+def working_facts(
+    posting: Posting, *, before: datetime | None = None
+) -> tuple[list[selectors.RecalledFact], str | None]:
+    """The memory block's facts, and why it is empty when recall failed. Never raises: a
+    memory outage must never stop a batch (the decision is made without facts)."""
     if not memory_enabled():
-        return WorkingFacts(facts=[], error=None)
+        return [], None
     try:
         facts = recall_facts(posting, query=recall_query(posting), limit=fact_cap(), before=before)
     except Exception as exc:
         reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
         log.warning("recall failed for posting %s; empty memory block (%s)", posting.pk, reason)
-        return WorkingFacts(facts=[], error=reason)
-    return WorkingFacts(facts=facts, error=None)
+        return [], reason
+    return facts, None
 
 
 @dataclass(frozen=True)

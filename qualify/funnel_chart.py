@@ -7,8 +7,7 @@ from qualify.funnel import NOT_ENOUGH, STEPS, Funnel, over
 
 
 def render(result: Funnel, *, fmt: str) -> bytes:
-    # The Figure API on an explicit Agg canvas, no pyplot: no global state, no GUI backend,
-    # safe in a web request and in a headless command.
+    # No pyplot: no global state or GUI backend, so it is safe in a web request.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -71,8 +71,7 @@ class SoftDeleteModel(BaseSoftDeleteModel):
 
 class Company(SoftDeleteModel):
     name = models.CharField(max_length=200)
-    # casefolded, whitespace-collapsed name: "Northwind  Robotics" and "northwind robotics"
-    # are one company.
+    # Casefolded and whitespace-collapsed, so two spellings of one company share it.
     name_key = models.CharField(max_length=200, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -106,8 +105,7 @@ class Posting(SoftDeleteModel):
     description = models.TextField(blank=True, default="")
     url = models.URLField(max_length=1000, blank=True, default="")
     source = models.CharField(max_length=100, blank=True, default="")
-    # Hard requirements the posting itself states ("on-site in Munich", "US work permit").
-    # Recalled memories never override these (see qualify.prompts).
+    # Hard requirements the posting states; recalled memories never override them.
     dealbreakers = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -211,8 +209,7 @@ class Qualification(SoftDeleteModel):
                 condition=Q(fact_count__lte=MAX_FACTS_PER_DECISION),
                 name="qualify_qualification_at_most_10_facts",
             ),
-            # Two batches racing over the same posting: the second verdict insert fails here
-            # and that posting is skipped, so a posting never has two live verdicts.
+            # Two racing batches: the second verdict insert fails here and skips the posting.
             models.UniqueConstraint(
                 fields=["posting"],
                 condition=Q(deleted_at__isnull=True, verdict__isnull=False),

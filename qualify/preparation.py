@@ -31,16 +31,16 @@ def prompt_for(
     """The conversation for ``posting`` under ``version``, with memory and few-shot examples
     as of ``before`` (replay's original decision, so the posting's outcome never leaks in)."""
     examples: list[dict[str, Any]] = []
-    working = context.WorkingFacts(facts=[], error=None)
+    facts, memory_error = [], None
     if version.memory_aware:
         examples = (pool or context.FewShotPool.load()).examples_for(posting, before=before)
         if not version.agent:  # agent mode recalls through its tool instead
-            working = context.working_facts(posting, before=before)
+            facts, memory_error = context.working_facts(posting, before=before)
     messages = prompts.build_messages(
-        version, profile=profile, posting=posting, facts=working.facts, examples=examples
+        version, profile=profile, posting=posting, facts=facts, examples=examples
     )
     return Prepared(
-        version=version, arm=arm, messages=messages, facts=working.facts, memory_error=working.error
+        version=version, arm=arm, messages=messages, facts=facts, memory_error=memory_error
     )
 
 

@@ -248,8 +248,7 @@ def run_batch(
     pool = context.FewShotPool.load() if context.memory_enabled() and batch.postings else None
     for posting in batch.postings:
         done = None
-        # Another batch may have decided it since our list was made: skip without asking the
-        # model. (The constraint still settles a race that slips past this check.)
+        # Decided by another batch since the list was made (the constraint settles races).
         if not Qualification.objects.decided().filter(posting_id=posting.pk).exists():
             try:
                 done = qualify_posting(

@@ -22,8 +22,7 @@ _PROPERTIES = {
     "role_fit": {"type": "integer", "minimum": 0, "maximum": 100},
     "reasons": {"type": "string", "minLength": 1, "maxLength": 300},
 }
-# Sent as response_format {"type": "json_object", "schema": ...} (llama.cpp constrains its
-# output to it) and validated here whatever the server did with it.
+# Sent as response_format's schema, and validated here whatever the server did with it.
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": _PROPERTIES,
