@@ -108,7 +108,7 @@ def _load(data) -> dict[str, int]:
     }
 
 
-def _sources(depth: int, query_texts: list[str]) -> dict:
+def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
     """name -> callable(query, company key) -> Ranked: the lists methods are built from."""
     import recall_eval_methods as rm
 
@@ -130,7 +130,7 @@ def _sources(depth: int, query_texts: list[str]) -> dict:
             query=q, vectors=embed_query(client, q), top_k=depth, filters=search.scope_filters(key)
         )
         best: dict[int, float] = {}
-        for r in found:
+        for r in sorted(found, key=lambda r: -float(r.score)):  # the scan's order is relaxed
             pk = (r.payload or {}).get("ledger_id")
             if isinstance(pk, int) and pk not in best:
                 best[pk] = float(r.score)
@@ -155,13 +155,12 @@ def _sources(depth: int, query_texts: list[str]) -> dict:
         "mem0": mem0_shipped,
         "hybrid": hybrid_shipped,
         "dense": dense,
+        "dense_boost": lambda q, key: rm.scope_boost(dense(q, key), company_of, key, 0.2),
         "bm25": lambda q, key: bm25(q, key, depth),
         "bm25s": lambda q, key: bm25_scope(q, key, depth),
         "coverage": lambda q, key: bm25.coverage(q, key, depth),
         "bm25stem": lambda q, key: bm25_stem(q, key, depth),
         "coverage_stem": lambda q, key: bm25_stem.coverage(q, key, depth),
-        "bm25norm": lambda q, key: bm25.normalised(q, key, depth),
-        "bm25norm_stem": lambda q, key: bm25_stem.normalised(q, key, depth),
     }
     try:
         from memory import lexical
@@ -175,74 +174,104 @@ def _sources(depth: int, query_texts: list[str]) -> dict:
 
 
 def _methods(sources: dict) -> dict:
-    """name -> (source names, fusion over their lists)."""
+    """name -> (source names, fusion over their lists, (family, weight) or None).
+
+    A family is one fusion at several weights: --cv picks its weight on all conversations
+    but one and scores it on the one left out (LoCoMo), five times."""
     import recall_eval_methods as rm
 
     one = lambda lists: lists[0]  # noqa: E731
     methods = {
-        "basic (keyword, shipped basic mode)": (["basic"], one),
-        "mem0 search (before: dense + mem0 BM25 tie-break)": (["mem0"], one),
-        "hybrid as shipped (memory.semantic.search)": (["hybrid"], one),
-        "dense only": (["dense"], one),
-        "bm25 only (ledger stats)": (["bm25"], one),
-        "bm25 only (scope stats)": (["bm25s"], one),
-        "bm25 only, English stems": (["bm25stem"], one),
+        "basic (keyword, shipped basic mode)": (["basic"], one, None),
+        "mem0 search (before: dense + mem0 BM25 tie-break)": (["mem0"], one, None),
+        "hybrid as shipped (memory.semantic.search)": (["hybrid"], one, None),
+        "dense only": (["dense"], one, None),
+        "bm25 only (ledger stats)": (["bm25"], one, None),
+        "bm25 only (scope stats)": (["bm25s"], one, None),
+        "bm25 only, English stems": (["bm25stem"], one, None),
+        "coverage only, English stems": (["coverage_stem"], one, None),
     }
     if "lexical" in sources:
-        methods["lexical only (memory.lexical)"] = (["lexical"], one)
+        methods["lexical only (memory.lexical)"] = (["lexical"], one, None)
     for k in (10, 60):
-        methods[f"rrf dense+bm25 k={k}"] = (["dense", "bm25"], lambda ls, k=k: rm.rrf(ls, k=k))
-    for w in ((1.0, 0.5), (0.5, 1.0)):
-        methods[f"rrf dense+bm25 w={w[0]}/{w[1]}"] = (
-            ["dense", "bm25"],
-            lambda ls, w=w: rm.rrf(ls, weights=w),
+        methods[f"rrf dense+coverage k={k}"] = (
+            ["dense", "coverage"],
+            lambda ls, k=k: rm.rrf(ls, k=k),
+            ("rrf k", k),
         )
-    methods["rrf dense+bm25s k=60"] = (["dense", "bm25s"], rm.rrf)
-    for a in (0.3, 0.5, 0.7):
-        methods[f"minmax {a:.1f}*dense+{1 - a:.1f}*bm25"] = (
-            ["dense", "bm25"],
-            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
-        )
-    for a in (0.5,):
-        methods[f"bymax {a:.1f}*dense+{1 - a:.1f}*bm25"] = (
-            ["dense", "bm25"],
-            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a), norm="max"),
-        )
-    for w in (0.1, 0.2, 0.3):
-        methods[f"cosine + {w}*bm25/max"] = (
-            ["dense", "bm25"],
-            lambda ls, w=w: rm.cosine_plus_bm25(ls[0], ls[1], weight=w),
-        )
-    for w in (0.25, 0.5, 1.0, 1.5, 2.0):
-        methods[f"cosine + {w}*idf coverage"] = (
+    for w in (0.5, 1.0, 2.0, 3.0):
+        methods[f"cosine + {w}*coverage (1.0: last round's hybrid)"] = (
             ["dense", "coverage"],
             lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
+            ("cosine + w*coverage", w),
         )
-    for w in (0.5, 1.0, 1.5):
-        methods[f"cosine + {w}*bm25/query idf"] = (
-            ["dense", "bm25norm"],
-            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
-        )
-        methods[f"cosine + {w}*bm25/query idf, stems"] = (
-            ["dense", "bm25norm_stem"],
-            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
-        )
-    for a in (0.5,):
-        methods[f"minmax {a:.1f}*dense+{1 - a:.1f}*bm25 stems"] = (
-            ["dense", "bm25stem"],
+    for a in (0.3, 0.4, 0.5):
+        methods[f"minmax {a}*dense+{1 - a:.1f}*coverage"] = (
+            ["dense", "coverage"],
             lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
+            ("minmax", a),
         )
-    for w in (0.5, 1.0, 1.5):
-        methods[f"cosine + {w}*idf coverage, stems"] = (
+        methods[f"minmax {a}*dense+{1 - a:.1f}*bm25"] = (
+            ["dense", "bm25"],
+            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
+            ("minmax bm25", a),
+        )
+    for a in (0.3, 0.4, 0.5, 0.6):
+        methods[f"z {a}*dense+{1 - a:.1f}*coverage"] = (
+            ["dense", "coverage"],
+            lambda ls, a=a: rm.zscore_fusion(ls, weights=(a, 1 - a)),
+            ("z", a),
+        )
+        methods[f"z {a}*dense+{1 - a:.1f}*coverage, English stems"] = (
             ["dense", "coverage_stem"],
-            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
+            lambda ls, a=a: rm.zscore_fusion(ls, weights=(a, 1 - a)),
+            ("z stems", a),
         )
-    methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf)
-    methods["rrf mem0+basic k=60 (old fusion switch)"] = (["mem0", "basic"], rm.rrf)
-    methods["rrf dense+bm25+basic k=60"] = (["dense", "bm25", "basic"], rm.rrf)
-    if "lexical" in sources:
-        methods["rrf dense+lexical k=60"] = (["dense", "lexical"], rm.rrf)
+        methods[f"z {a}*dense+{1 - a:.1f}*bm25 (k1 1.2, b 0.75)"] = (
+            ["dense", "bm25"],
+            lambda ls, a=a: rm.zscore_fusion(ls, weights=(a, 1 - a)),
+            ("z bm25", a),
+        )
+        methods[f"z over the union {a}*dense+{1 - a:.1f}*coverage"] = (
+            ["dense", "coverage"],
+            lambda ls, a=a: rm.union_zscore_fusion(ls[0], ls[1], dense_share=a),
+            ("z union", a),
+        )
+    methods["z 0.4*dense(+0.2 own company)+0.6*coverage"] = (
+        ["dense_boost", "coverage"],
+        lambda ls: rm.zscore_fusion(ls, weights=(0.4, 0.6)),
+        None,
+    )
+    methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf, None)
     return methods
+
+
+def _cross_validate(methods: dict, scores: dict, queries: list) -> list[list]:
+    """Leave-one-company-out: per family, the weight best on the other companies' queries
+    (mean R@5), scored on the left-out company's; the weights picked, in company order."""
+    families: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for method, (_, _, family) in methods.items():
+        if family:
+            families[family[0]].append((family[1], method))
+    companies = sorted({q.company for q in queries})
+    rows = []
+    for family, members in families.items():
+        total, picks = 0.0, []
+        for held in companies:
+
+            def mean_r5(method: str, inside: bool, held: str = held) -> float:
+                values = [
+                    s["R@5"]
+                    for q, (_, s) in zip(queries, scores[method], strict=True)
+                    if (q.company == held) == inside
+                ]
+                return sum(values) / len(values)
+
+            weight, best = max(members, key=lambda m: mean_r5(m[1], False))
+            picks.append(f"{weight:g}")
+            total += mean_r5(best, True) * sum(1 for q in queries if q.company == held)
+        rows.append([family, f"{total / len(queries):.3f}", " ".join(picks)])
+    return rows
 
 
 def _score(evidence: set[int], ranked: list[int]) -> dict[str, float]:
@@ -269,7 +298,7 @@ def run(name: str, args: argparse.Namespace) -> None:
     )
     ids = _load(data)
     company_of = dict(Memory.objects.values_list("id", "company_key"))
-    sources = _sources(args.depth, [q.text for q in data.queries])
+    sources = _sources(args.depth, [q.text for q in data.queries], company_of)
     for name in filter(None, args.skip.split(",")):
         sources.pop(name)
     methods = {
@@ -286,7 +315,7 @@ def run(name: str, args: argparse.Namespace) -> None:
             lists[source] = fn(query.text, key)
             spent[source] = time.perf_counter() - t0
         evidence = {ids[e] for e in query.evidence}
-        for method, (needs, fuse) in methods.items():
+        for method, (needs, fuse, _) in methods.items():
             t0 = time.perf_counter()
             ranked = [pk for pk, _ in fuse([lists[s] for s in needs])][:TOP]
             times[method].append(1000 * (time.perf_counter() - t0 + sum(spent[s] for s in needs)))
@@ -317,6 +346,10 @@ def run(name: str, args: argparse.Namespace) -> None:
         counts = [f"{c} ({sum(1 for q in data.queries if q.category == c)})" for c in categories]
         print(f"\n{metric} per category\n")
         print(semantic_env.table(["method", *counts], rows))
+    if args.cv and data.name == "locomo":
+        print("\nLeave-one-conversation-out R@5 (weight picked on the other four)\n")
+        rows = _cross_validate(methods, scores, data.queries)
+        print(semantic_env.table(["family", "R@5", "weights picked"], rows))
     sys.stdout.flush()
 
 
@@ -330,6 +363,7 @@ def main() -> None:
     parser.add_argument(
         "--skip", default="", help="comma-separated sources to leave out (e.g. mem0,hybrid)"
     )
+    parser.add_argument("--cv", action="store_true", help="LoCoMo: leave-one-out weights")
     parser.add_argument("--only", choices=["locomo", "jobsearch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.only:

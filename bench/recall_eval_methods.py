@@ -7,7 +7,7 @@ bench loaded, through the same modules recall uses.
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 Ranked = list[tuple[int, float]]  # (ledger id, score), best first
 
@@ -87,22 +87,6 @@ class PythonBM25:
                     scores[pk] += idf * (self.k1 + 1) / (1 + self.k1 * norm)
         return ordered(scores)[:depth]
 
-    def query_idf(self, query: str, key: str | None) -> float:
-        """The query's idf mass: what a fact holding every query word would collect."""
-        from memory import text as textmod
-
-        n, _ = self._stats(key)
-        total = 0.0
-        for word in self.tokens(query)[: textmod.MAX_QUERY_TOKENS]:
-            df = len(self.postings.get(word, []))
-            total += math.log(1 + (n - df + 0.5) / (df + 0.5))
-        return total
-
-    def normalised(self, query: str, key: str | None, depth: int) -> Ranked:
-        """BM25 divided by the query's idf mass: ~0-1, comparable across queries."""
-        mass = self.query_idf(query, key) or 1.0
-        return [(pk, s / mass) for pk, s in self(query, key, depth)]
-
     def coverage(self, query: str, key: str | None, depth: int) -> Ranked:
         """Share of the query's idf mass a fact holds (0-1): how much of what the query says
         the fact says, comparable across queries (a query word no fact holds counts too)."""
@@ -161,19 +145,11 @@ def _minmax(ranked: Ranked) -> dict[int, float]:
     return {pk: (s - low) / span if span > 0 else 1.0 for pk, s in ranked}
 
 
-def _by_max(ranked: Ranked) -> dict[int, float]:
-    top = ranked[0][1] if ranked else 0.0
-    return {pk: s / top if top > 0 else 0.0 for pk, s in ranked}
-
-
-def score_fusion(
-    lists: Sequence[Ranked], *, weights: Sequence[float], norm: str = "minmax"
-) -> Ranked:
-    """Normalise each list's scores (min-max or divide by the top score), then a weighted sum."""
-    normalise: Callable[[Ranked], dict[int, float]] = _minmax if norm == "minmax" else _by_max
+def score_fusion(lists: Sequence[Ranked], *, weights: Sequence[float]) -> Ranked:
+    """Min-max normalise each list's scores within the query, then a weighted sum."""
     scores: dict[int, float] = defaultdict(float)
     for weight, ranked in zip(weights, lists, strict=True):
-        for pk, s in normalise(ranked).items():
+        for pk, s in _minmax(ranked).items():
             scores[pk] += weight * s
     return ordered(scores)
 
@@ -188,12 +164,50 @@ def weighted_sum(dense: Ranked, lexical: Ranked, *, weight: float) -> Ranked:
     return ordered(scores)
 
 
-def cosine_plus_bm25(dense: Ranked, lexical: Ranked, *, weight: float) -> Ranked:
-    """Raw cosine plus the lexical score divided by the query's top lexical score, weighted:
-    the cosine keeps its absolute meaning (a weak nearest neighbour stays weak)."""
-    scores: dict[int, float] = defaultdict(float)
-    for pk, s in dense:
-        scores[pk] += s
-    for pk, s in _by_max(lexical).items():
-        scores[pk] += weight * s
-    return ordered(scores)
+def _zscores(ranked: Ranked) -> tuple[dict[int, float], float]:
+    # The shipped fusion's standardisation (memory.semantic.search.standardise), on pairs.
+    from memory.keyword import Hit
+    from memory.semantic.search import standardise
+
+    return standardise([Hit(pk, s) for pk, s in ranked])
+
+
+def zscore_fusion(lists: Sequence[Ranked], *, weights: Sequence[float]) -> Ranked:
+    """Each list's z-scores within the query (a fact a list lacks: that list's lowest),
+    weighted and summed: what memory.semantic.search ships, for any lists."""
+    normalised = [_zscores(ranked) for ranked in lists]
+    ids = set().union(*(z for z, _ in normalised))
+    return ordered(
+        {
+            pk: sum(w * z.get(pk, floor) for w, (z, floor) in zip(weights, normalised, strict=True))
+            for pk in ids
+        }
+    )
+
+
+def union_zscore_fusion(dense: Ranked, lexical: Ranked, *, dense_share: float) -> Ranked:
+    """z-scores over the union of both lists' candidates, a fact a list lacks taking the
+    dense list's lowest cosine or a coverage of 0 (its true value)."""
+    cosine, coverage = dict(dense), dict(lexical)
+    ids = list(cosine.keys() | coverage.keys())
+    if not ids:
+        return []
+    low = min(cosine.values(), default=0.0)
+
+    def z(values: list[float]) -> list[float]:
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) or 1.0
+        return [(v - mean) / spread for v in values]
+
+    d = z([cosine.get(pk, low) for pk in ids])
+    w = z([coverage.get(pk, 0.0) for pk in ids])
+    return ordered(
+        {pk: dense_share * a + (1 - dense_share) * b for pk, a, b in zip(ids, d, w, strict=True)}
+    )
+
+
+def scope_boost(ranked: Ranked, company_of: dict[int, str | None], key: str | None, boost: float):
+    """The scope's own company facts raised by ``boost`` over global facts (scoped queries)."""
+    if key is None:
+        return ranked
+    return ordered({pk: s + (boost if company_of.get(pk) == key else 0.0) for pk, s in ranked})

@@ -1,5 +1,6 @@
-"""Semantic mode's hybrid recall: dense + ledger BM25, fused; scope kept by both halves; a fact
-is recalled the moment it is written, whatever the index is doing (issue 17, item 2)."""
+"""Semantic mode's hybrid recall: dense + ledger idf coverage, fused per query; scope kept by
+both halves; a fact is recalled the moment it is written, whatever the index is doing (issue
+17, item 2)."""
 
 import importlib.metadata
 
@@ -37,13 +38,34 @@ def test_it_was_written_against_this_mem0_release():
 
 def test_it_ranks_a_fact_both_halves_find_above_one_only_one_finds():
     both, dense_only, lexical_only = 1, 2, 3
-    dense = [Hit(dense_only, 0.9), Hit(both, 0.8)]
-    words = [Hit(lexical_only, 1.0), Hit(both, 0.9)]
+    dense = [Hit(dense_only, 0.9), Hit(both, 0.85), Hit(10, 0.5), Hit(11, 0.45), Hit(12, 0.4)]
+    words = [Hit(lexical_only, 0.9), Hit(both, 0.85), Hit(20, 0.3), Hit(21, 0.2)]
 
-    fused = search.fuse(dense, words, weight=0.5)
+    fused = search.fuse(dense, words)
 
-    assert [h.memory_id for h in fused] == [both, dense_only, lexical_only]
-    assert fused[0].score == pytest.approx(0.8 + 0.5 * 0.9)
+    assert [h.memory_id for h in fused][:3] == [both, lexical_only, dense_only]
+
+
+def test_it_ranks_by_how_far_a_fact_stands_out_in_each_half_not_by_raw_scores():
+    # A terse question's cosines are all low, a long one's all high: only the order and
+    # spread within the query's candidates say which fact stands out.
+    dense = [Hit(1, 0.62), Hit(2, 0.61), Hit(3, 0.60), Hit(4, 0.30)]
+    words = [Hit(3, 0.9), Hit(5, 0.2), Hit(6, 0.1)]
+    low = [Hit(h.memory_id, h.score / 3) for h in dense]
+
+    ranked = [h.memory_id for h in search.fuse(dense, words)]
+
+    assert ranked == [h.memory_id for h in search.fuse(low, words)]
+    assert ranked[0] == 3
+    assert search.fuse(dense, words, dense_share=1.0)[0].memory_id == 1
+
+
+def test_a_half_with_one_candidate_or_none_still_counts():
+    dense = [Hit(1, 0.7), Hit(2, 0.5), Hit(3, 0.3)]
+
+    assert [h.memory_id for h in search.fuse([], [Hit(9, 0.2)])] == [9]
+    assert [h.memory_id for h in search.fuse(dense, [])] == [1, 2, 3]
+    assert [h.memory_id for h in search.fuse(dense, [Hit(3, 0.4)])] == [1, 3, 2]
 
 
 def test_it_finds_a_rare_name_the_embedding_misses(mem0_mode):

@@ -1,7 +1,7 @@
 """Semantic mode's ranking: the dense half (the local model's embedding, nearest vectors in
-the store, scoped in the store query) fused with the lexical half (BM25 over the ledger's
-own full-text index, memory.lexical). docs/semantic-index.md has the design and the
-measurements that chose the fusion (bench/recall_eval.py).
+the store, scoped in the store query) fused with the lexical half (idf-weighted word
+coverage over the ledger's own full-text index, memory.lexical). docs/semantic-index.md has
+the design and the measurements that chose the fusion (bench/recall_eval.py).
 
 The lexical half reads the ledger, so a fact is recalled the moment its write commits, even
 while its vector is pending. Any failure of the dense half raises SemanticUnavailable (the
@@ -9,6 +9,7 @@ caller falls back to keyword recall). Hits carry ledger ids; the caller material
 rows only, so a stale vector of a forgotten fact never resurrects it.
 """
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from memory import lexical
@@ -18,11 +19,14 @@ from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 from memory.semantic.encoder import embed_query
 from memory.semantic.guard import guarded
 
-# How much the lexical half counts beside the cosine: chosen on the development data
-# (bench/recall_eval.py, docs/semantic-index.md).
-LEXICAL_WEIGHT = 1.0
-# Each half is asked for more than ``limit``: a stale vector or a fact only one half ranks
-# must not push the fused top ``limit`` short.
+# The dense half's share of the fused score (the lexical half has the rest), once each is
+# put on its query's own scale: chosen by leave-one-conversation-out cross-validation on
+# LoCoMo's development split (bench/recall_eval.py, docs/semantic-index.md).
+DENSE_SHARE = 0.4
+# Candidates per half. The z-scores depend on how many there are, so any limit up to 10
+# ranks the same; a larger limit asks for more (a stale vector or a fact only one half
+# ranks must not push the fused top ``limit`` short).
+DEPTH = 30
 _OVERFETCH = 2
 _EXTRA = 10
 # The query embedding (CPU, torch releases the GIL) runs here while the calling thread asks
@@ -46,7 +50,8 @@ def nearest(client: Client, vector: object, *, company_key: str | None, depth: i
     )
     hits: list[Hit] = []
     seen: set[int] = set()
-    for row in found:
+    # The store's iterative scan returns rows in relaxed order, not strictly by score.
+    for row in sorted(found, key=lambda r: -float(r.score)):
         ledger_id = (row.payload or {}).get("ledger_id")
         if isinstance(ledger_id, int) and ledger_id not in seen:
             seen.add(ledger_id)
@@ -54,26 +59,43 @@ def nearest(client: Client, vector: object, *, company_key: str | None, depth: i
     return hits
 
 
-def fuse(dense: list[Hit], words: list[Hit], *, weight: float = LEXICAL_WEIGHT) -> list[Hit]:
-    """Cosine plus ``weight`` times the share of the query's idf a fact holds (memory.lexical).
+def standardise(hits: list[Hit]) -> tuple[dict[int, float], float]:
+    """Each hit's z-score within its list, and the score of a fact the list lacks (the
+    list's lowest). A list without spread (one hit, or all tied) scores its hits 1, others 0."""
+    if not hits:
+        return {}, 0.0
+    mean = sum(h.score for h in hits) / len(hits)
+    spread = math.sqrt(sum((h.score - mean) ** 2 for h in hits) / len(hits))
+    if spread == 0:
+        return {h.memory_id: 1.0 for h in hits}, 0.0
+    z = {h.memory_id: (h.score - mean) / spread for h in hits}
+    return z, min(z.values())
 
-    Both are on absolute scales, so a weak match on either side stays weak: a paraphrase
-    whose words only brush unrelated facts keeps its dense order, and a fact holding the
-    query's rare words rises. A fact one half did not return scores 0 on that half (a
-    pending fact has no vector yet). Ties go to the newer fact.
+
+def fuse(dense: list[Hit], words: list[Hit], *, dense_share: float = DENSE_SHARE) -> list[Hit]:
+    """``dense_share`` of the cosine's z-score plus the rest of the idf coverage's, each
+    within the query's own candidates (memory.lexical's coverage, the dense half's cosines).
+
+    Per-query standardisation puts the two on one scale whatever the query: how far a fact
+    stands out from the other candidates, not the raw cosine (whose level varies with the
+    query's phrasing) or coverage (whose spread varies with how many rare words it has).
+    A fact one half did not return gets that half's lowest score (a pending fact has no
+    vector yet). Ties go to the newer fact.
     """
-    scores: dict[int, float] = {}
-    for hit in dense:
-        scores[hit.memory_id] = hit.score
-    for hit in words:
-        scores[hit.memory_id] = scores.get(hit.memory_id, 0.0) + weight * hit.score
+    by_dense, dense_floor = standardise(dense)
+    by_words, words_floor = standardise(words)
+    scores = {
+        pk: dense_share * by_dense.get(pk, dense_floor)
+        + (1 - dense_share) * by_words.get(pk, words_floor)
+        for pk in by_dense.keys() | by_words.keys()
+    }
     order = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
     return [Hit(memory_id=pk, score=score) for pk, score in order]
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Hybrid candidates, best first (more than ``limit``). Raises SemanticUnavailable."""
-    depth = limit * _OVERFETCH + _EXTRA
+    depth = max(DEPTH, limit * _OVERFETCH + _EXTRA)
     embedding: Future = guarded(lambda client: _encoder.submit(embed_query, client, query))
     words = lexical.search(query=query, company_key=company_key, limit=depth)
     dense = guarded(
