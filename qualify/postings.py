@@ -48,14 +48,10 @@ def read_records(path: Path) -> Iterable[tuple[int, Any]]:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise PostingFileError(f"{path} is not UTF-8 text") from None
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return _csv_records(text)
-    if suffix in {".jsonl", ".ndjson"}:
-        return _jsonl_records(text)
-    if suffix == ".json":
-        return _json_array_records(text)
-    raise PostingFileError(f"{path.name}: use a .json, .jsonl or .csv file")
+    readers = {".csv": _csv_records, ".jsonl": _jsonl_records, ".json": _json_array_records}
+    if path.suffix.lower() not in readers:
+        raise PostingFileError(f"{path.name}: use a .json, .jsonl or .csv file")
+    return readers[path.suffix.lower()](text)
 
 
 def _csv_records(text: str) -> Iterator[tuple[int, Any]]:
