@@ -1,20 +1,14 @@
-"""One error shape for the whole API: ``{"error": {"code", "message", "fields"}}``.
-
-DRF's own exceptions, the memory service's errors and database outages all end up here, so
-a client parses one shape and the API never answers an HTML page or a bare 500.
-"""
+"""The API's one error shape, ``{"error": {"code", "message", "fields"}}``, for every failure."""
 
 import logging
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
-from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
-from rest_framework.views import set_rollback
+from rest_framework.views import exception_handler, set_rollback
 
 from memory.errors import (
     FactAlreadyDeleted,
@@ -40,100 +34,67 @@ def _flatten(detail: Any) -> list[str]:
     return [str(detail)]
 
 
-def _validation(exc: exceptions.ValidationError) -> Response:
-    detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+def _validation_body(detail: Any) -> dict:
+    detail = detail if isinstance(detail, dict) else {"non_field_errors": detail}
     fields = {name: _flatten(value) for name, value in detail.items()}
     first_field, first_messages = next(iter(fields.items()))
-    message = (
-        first_messages[0]
-        if first_field == "non_field_errors"
-        else (f"{first_field}: {first_messages[0]}")
-    )
-    return Response(error_body("invalid", message, fields), status=status.HTTP_400_BAD_REQUEST)
-
-
-def _api_exception(exc: exceptions.APIException) -> Response:
-    headers: dict[str, str] = {}
-    # APIView.handle_exception puts the first authentication class's challenge here; without
-    # WWW-Authenticate a 401 would not be a valid 401 (DRF downgrades it to 403).
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
-    if getattr(exc, "wait", None) is not None:
-        headers["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
-    code = exc.get_codes() if not isinstance(exc.detail, dict | list) else exc.default_code
-    return Response(
-        error_body(str(code), " ".join(_flatten(exc.detail))),
-        status=exc.status_code,
-        headers=headers,
-    )
+    prefix = "" if first_field == "non_field_errors" else f"{first_field}: "
+    return error_body("invalid", prefix + first_messages[0], fields)
 
 
 def _field_of(exc: MemoryInputError, view: Any) -> str | None:
-    """The request's name for the input the service refused (recall's ``q`` is its query)."""
+    # The request's name for the input (recall's ``q`` is the service's query).
     if exc.field is None:
         return None
     return getattr(view, "field_names", {}).get(exc.field, exc.field)
 
 
-def _server_error(exc: Exception, context: dict[str, Any]) -> Response:
-    request = context.get("request")
-    path = request.path if request is not None else "?"
-    # The traceback goes to the configured log (settings.LOGGING: stderr) under Django's own
-    # logger; the client gets the one shape, never Django's HTML page.
-    request_log.error("Internal Server Error: %s", path, exc_info=exc)
-    response = Response(
-        error_body("server_error", "internal error; it has been logged"),
-        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
-    )
-    response._has_been_logged = True  # type: ignore[attr-defined]  # Django would log it again
-    return response
-
-
 def handle(exc: Exception, context: dict[str, Any]) -> Response:
-    """DRF's EXCEPTION_HANDLER."""
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
-    elif isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied()
-
-    if isinstance(exc, exceptions.ValidationError):
-        return _validation(exc)
-    if isinstance(exc, exceptions.APIException):
-        set_rollback()
-        return _api_exception(exc)
+    # DRF's own handler answers its exceptions, Http404 and PermissionDenied, with their
+    # WWW-Authenticate and Retry-After headers; only the body is reshaped here.
+    response = exception_handler(exc, context)
+    if response is not None:
+        if isinstance(exc, exceptions.ValidationError):
+            response.data = _validation_body(exc.detail)
+        else:
+            data = response.data
+            detail = data.get("detail", data) if isinstance(data, dict) else data
+            code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
+            response.data = error_body(str(code), " ".join(_flatten(detail)))
+        return response
     if isinstance(exc, SecretRefused):
         field = _field_of(exc, context.get("view")) or "text"
         body = error_body("secret_refused", str(exc), {field: [str(exc)]})
         body["error"]["detected"] = list(exc.kinds)
-        return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(body, status=400)
     if isinstance(exc, FactAlreadyDeleted):
-        # A conflict with the fact's state, not malformed input: same answer for correcting
-        # and for deleting a fact that is already gone.
-        return Response(error_body("fact_deleted", str(exc)), status=status.HTTP_409_CONFLICT)
+        # A conflict with the fact's state, not malformed input.
+        return Response(error_body("fact_deleted", str(exc)), status=409)
     if isinstance(exc, MemoryInputError):
         field = _field_of(exc, context.get("view"))
-        fields = {field: [str(exc)]} if field else None
-        return Response(error_body("invalid", str(exc), fields), status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            error_body("invalid", str(exc), {field: [str(exc)]} if field else None), 400
+        )
     if isinstance(exc, FactNotFound):
-        return Response(error_body("not_found", str(exc)), status=status.HTTP_404_NOT_FOUND)
+        return Response(error_body("not_found", str(exc)), status=404)
     if isinstance(exc, DatabaseError):
         set_rollback()
         log.error("database error answered 503: %s", first_line(exc))
+        message = "the ledger database is unavailable; retry later"
         return Response(
-            error_body("database_unavailable", "the ledger database is unavailable; retry later"),
-            status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": "5"},
+            error_body("database_unavailable", message), 503, headers={"Retry-After": "5"}
         )
     if isinstance(exc, RequestDataTooBig):
-        # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE; it would answer
-        # with its HTML 400 page.
-        return Response(
-            error_body(
-                "request_too_large",
-                f"the request body is over the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,}-byte limit",
-            ),
-            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        )
-    # Anything else is a bug: logged with its traceback, answered in the one shape.
+        # Django would answer a body over DATA_UPLOAD_MAX_MEMORY_SIZE with its HTML 400 page.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        message = f"the request body is over the {limit:,}-byte limit"
+        return Response(error_body("request_too_large", message), status=413)
+    # Anything else is a bug: its traceback goes to the log, the client gets the one shape.
     set_rollback()
-    return _server_error(exc, context)
+    request = context.get("request")
+    request_log.error(
+        "Internal Server Error: %s", request.path if request is not None else "?", exc_info=exc
+    )
+    response = Response(error_body("server_error", "internal error; it has been logged"), 500)
+    response._has_been_logged = True  # type: ignore[attr-defined]  # Django would log it again
+    return response

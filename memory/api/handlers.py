@@ -1,8 +1,4 @@
-"""Django's site-wide 400 and 500 views, in the API's one error shape under /api/.
-
-A bad Host header, or a failure in a middleware, is answered before any API view runs, so
-DRF's exception handler never sees it; elsewhere Django's own pages are kept.
-"""
+"""Django's 400 and 500 views in the API's error shape under /api/: failures before any view."""
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults

@@ -1,4 +1,4 @@
-"""DRF's JSON parser, with JSON nested deeper than Python can decode answered as bad input."""
+"""DRF's JSON parser, answering JSON nested deeper than Python decodes as a parse error."""
 
 from typing import Any
 
@@ -11,6 +11,5 @@ class JSONParser(parsers.JSONParser):
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
-            # json raises RecursionError, not ValueError, past Python's recursion limit
-            # (about 1,000 levels), and DRF's parser only turns ValueError into a 400.
+            # DRF's parser only turns ValueError into a 400.
             raise ParseError("JSON parse error - nested too deeply") from None

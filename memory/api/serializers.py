@@ -1,10 +1,4 @@
-"""Output serializers shared by several views, and the error shape for the schema.
-
-Per-operation Input/Output serializers live nested in their view (views.py); these are the
-pieces more than one operation returns. Each names its OpenAPI component explicitly so
-drf-spectacular never has to guess (or warn about) a name. Timestamps are DRF's
-``DateTimeField``: ISO 8601 in UTC ending in ``Z``, in every answer.
-"""
+"""Output serializers more than one view returns, and the error shape for the schema."""
 
 from typing import Any
 
@@ -12,16 +6,14 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from memory import attribution
-from memory.models import Kind, Memory, Source
+from memory.models import Kind, Memory
 from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
 
-KIND_CHOICES = Kind.choices
-SOURCE_CHOICES = Source.choices
 STATUS_CHOICES = ("live", "deleted", "superseded")
 
 
 def choice_field(choices: Any, *, what: str, **kwargs: Any) -> serializers.ChoiceField:
-    """A ChoiceField whose refusal lists the valid values, as the service's message does."""
+    """A ChoiceField whose refusal lists the valid values, as the service's does."""
     valid = ", ".join(str(value) for value in serializers.ChoiceField(choices=choices).choices)
     # Passed to the constructor: DRF rebuilds each declared field from its arguments.
     messages = {"invalid_choice": f'unknown {what} "{{input}}"; use one of: {valid}'}
@@ -50,11 +42,9 @@ class ErrorSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="RecalledFact")
 class RecalledFactSerializer(serializers.Serializer):
-    """One ``memory.selectors.RecalledFact``."""
-
     id = serializers.IntegerField()
     text = serializers.CharField()
-    kind = serializers.ChoiceField(choices=KIND_CHOICES)
+    kind = serializers.ChoiceField(choices=Kind.choices)
     company = serializers.CharField(allow_null=True, max_length=MAX_COMPANY_CHARS)
     score = serializers.FloatField(help_text="higher is better; keyword scores are whole points")
     ref = serializers.CharField(allow_null=True, max_length=MAX_REF_CHARS)
@@ -64,8 +54,6 @@ class RecalledFactSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="Fact")
 class FactSerializer(serializers.ModelSerializer):
-    """One ledger row, deleted or live, with its place in a correction chain."""
-
     status = serializers.ChoiceField(choices=STATUS_CHOICES, read_only=True)
     supersedes = serializers.IntegerField(
         source="supersedes_id", allow_null=True, read_only=True, help_text="id this corrected"
@@ -102,8 +90,6 @@ class FactSerializer(serializers.ModelSerializer):
 
 @extend_schema_serializer(component_name="FactDetail")
 class FactDetailSerializer(FactSerializer):
-    """One fact as GET /api/memories/{id} shows it: with the decisions it steered."""
-
     attribution = serializers.SerializerMethodField(
         help_text=(
             "per registered app (qualify: 'decisions'), the decisions whose prompts carried "

@@ -1,9 +1,6 @@
-"""One APIView per operation: validate input, call memory's door, serialize the result.
+"""One APIView per operation: input serializer, then memory's door, then output serializer.
 
-No view holds memory logic: writes go through ``memory.services``, reads through
-``memory.selectors``. Validation of meaning (empty text, secrets, scope, limits) is the
-service's; the nested Input serializers only check shapes so a wrong type is a field error,
-and their limits mirror the service's so the schema tells the truth.
+Meaning (empty text, secrets, scope) is the service's; input serializers only check shapes.
 """
 
 from datetime import datetime
@@ -28,15 +25,13 @@ from rest_framework.views import APIView
 from memory import selectors, services, validation
 from memory.api.permissions import CanWriteMemory
 from memory.api.serializers import (
-    KIND_CHOICES,
-    SOURCE_CHOICES,
     ErrorSerializer,
     FactDetailSerializer,
     FactSerializer,
     RecalledFactSerializer,
     choice_field,
 )
-from memory.models import Memory
+from memory.models import Kind, Memory, Source
 from memory.text import MAX_TEXT_CHARS
 
 # Largest id the BigAutoField can hold: a bigger number is simply "no such fact".
@@ -63,7 +58,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 
 def _fact_id(raw: str) -> int:
-    """The path's id: anything that is not a usable id is a 404, like an unknown one."""
+    # Anything that is not a usable id is a 404, like an unknown one.
     field = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     try:
         return field.run_validation(raw)
@@ -72,13 +67,8 @@ def _fact_id(raw: str) -> int:
 
 
 def _as_written(row: Memory, *, stamp: datetime | None, since: datetime) -> Memory:
-    """A row a write returned, ready to serialize without reading the database again.
-
-    A row this request deleted or created (stamped after the request began) has no
-    correction yet, and the answer says so without a re-read: a re-read after the commit
-    could fail and tell the client to retry a write that happened. A row an earlier,
-    identical request wrote (the service's idempotent retry) is looked up as usual.
-    """
+    """A row this request wrote has no correction yet: say so without a re-read, which could
+    fail after the commit and make the client retry a write that happened."""
     if stamp is not None and stamp >= since and not Memory.superseded_by.is_cached(row):
         Memory.superseded_by.related.set_cached_value(row, None)
     return row
@@ -87,10 +77,6 @@ def _as_written(row: Memory, *, stamp: datetime | None, since: datetime) -> Memo
 _ID_PARAM = OpenApiParameter(
     "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="fact id (1 or more)"
 )
-
-
-class ReadApi(APIView):
-    permission_classes = [IsAuthenticated]
 
 
 class WriteApi(APIView):
@@ -104,8 +90,7 @@ class WriteApi(APIView):
 
 
 class ReadWriteApi(WriteApi):
-    """GET reads (any authenticated user, unthrottled); other methods are guarded writes."""
-
+    # GET reads (any authenticated user, unthrottled); other methods are guarded writes.
     def get_permissions(self) -> list[Any]:
         if self.request.method == "GET":
             return [IsAuthenticated()]
@@ -115,7 +100,7 @@ class ReadWriteApi(WriteApi):
         return [] if self.request.method == "GET" else super().get_throttles()
 
 
-class RecallApi(ReadApi):
+class RecallApi(APIView):
     throttle_scope = "recall"
     field_names = {"query": "q"}
 
@@ -165,23 +150,18 @@ class FactPagination(CursorPagination):
     def decode_cursor(self, request: Request) -> Cursor | None:
         cursor = super().decode_cursor(request)
         # DRF hands the position to the id filter unchecked: "p=abc" would be a 500 there.
-        if cursor is not None and cursor.position is not None:
-            try:
-                if not 0 <= int(cursor.position) <= MAX_ID:
-                    raise ValueError(cursor.position)
-            except ValueError:
-                raise NotFound(self.invalid_cursor_message) from None
+        position = cursor.position if cursor is not None else None
+        if position is not None and not (position.isdigit() and int(position) <= MAX_ID):
+            raise NotFound(self.invalid_cursor_message)
         return cursor
 
 
 class MemoryListApi(ReadWriteApi):
-    """GET lists (any reader); POST remembers (writers)."""
-
     @extend_schema_serializer(component_name="FactListQuery")
     class FilterSerializer(serializers.Serializer):
-        kind = choice_field(KIND_CHOICES, what="kind", required=False)
+        kind = choice_field(Kind.choices, what="kind", required=False)
         company = serializers.CharField(required=False, help_text="that company's facts only")
-        source = choice_field(SOURCE_CHOICES, what="source", required=False)
+        source = choice_field(Source.choices, what="source", required=False)
         status = choice_field(
             selectors.LIST_STATUSES, what="status", required=False, default="live"
         )
@@ -199,7 +179,7 @@ class MemoryListApi(ReadWriteApi):
     @extend_schema_serializer(component_name="RememberRequest")
     class InputSerializer(serializers.Serializer):
         text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the fact, plainly")
-        kind = choice_field(KIND_CHOICES, what="kind", default="note")
+        kind = choice_field(Kind.choices, what="kind", default="note")
         company = serializers.CharField(
             required=False, allow_null=True, max_length=validation.MAX_COMPANY_CHARS
         )
@@ -256,11 +236,7 @@ class MemoryListApi(ReadWriteApi):
 
 
 class MemoryDetailApi(ReadWriteApi):
-    """GET shows one fact, deleted included (readers); DELETE soft-deletes it (writers)."""
-
-    # Forgetting is a soft delete, curation like a correction: the same permission the admin
-    # asks for, so one grant means the same at both doors. memory.delete_memory (a hard
-    # delete) is never used.
+    # Forgetting is curation like a correction: the admin's permission, so a grant means the same.
     write_permission = "memory.change_memory"
 
     @extend_schema_serializer(component_name="ForgetRequest")
