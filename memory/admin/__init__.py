@@ -130,10 +130,8 @@ class MemoryAdmin(CurationViews, admin.ModelAdmin):
             },
         ),
     ]
-    readonly_fields = [*(f for _, opts in fieldsets for f in opts["fields"]), "used_in"]
 
     # Attribution columns show only when an app registered a provider (memory.attribution).
-
     def get_list_display(self, request: HttpRequest) -> Any:
         base = super().get_list_display(request)
         if not attribution.enabled():

@@ -1,7 +1,9 @@
 """The admin's remember, correct and forget pages: each a form in front of one service call."""
 
+from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import quote, unquote
@@ -19,8 +21,7 @@ from memory.models import Memory, Source
 
 # A chain longer than this is not a correction history but a loop of bots; stop walking.
 MAX_CHAIN = 100
-# The forget action works on an explicit id list; more than this at once is a bulk job for
-# the CLI, not a click.
+# More than this at once is a bulk job for the CLI, not a click.
 MAX_FORGET_AT_ONCE = 1000
 
 
@@ -58,90 +59,55 @@ class CurationViews:
     ) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = RememberForm(request.POST if request.method == "POST" else None)
-        if form.is_bound and form.is_valid():
-            data = form.cleaned_data
-            try:
-                result = services.remember(
-                    text=data["text"],
-                    kind=data["kind"],
-                    company=data["company"] or None,
-                    ref=data["ref"] or None,
-                    source=Source.TEACH,
-                    actor=_actor(request),
-                )
-            except MemoryInputError as exc:
-                add_service_error(form, exc)
+
+        def save(data: dict[str, Any]) -> HttpResponse:
+            result = services.remember(**data, source=Source.TEACH, actor=_actor(request))
+            if result.created:
+                self.log_addition(request, result.memory, "Remembered through the admin.")
+                messages.success(request, f"Remembered as fact #{result.id}.")
             else:
-                if result.created:
-                    self.log_addition(request, result.memory, "Remembered through the admin.")
-                    messages.success(request, f"Remembered as fact #{result.id}.")
-                else:
-                    messages.warning(
-                        request,
-                        f"Already known, touched: fact #{result.id} "
-                        f"(now seen {result.seen_count} times). Nothing new was written.",
-                    )
-                return self._redirect_to_fact(result.id)
-        return self._render(
-            request,
-            "admin/memory/memory/remember.html",
-            {"title": "Remember a fact", "form": form, "add": True},
-        )
+                messages.warning(
+                    request,
+                    f"Already known, touched: fact #{result.id} "
+                    f"(now seen {result.seen_count} times). Nothing new was written.",
+                )
+            return self._redirect_to_fact(result.id)
+
+        form = RememberForm(request.POST if request.method == "POST" else None)
+        context = {"title": "Remember a fact", "add": True}
+        return self._form_page(request, form, "remember.html", context, save)
 
     def correct_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         memory = self._live_fact_or_redirect(request, object_id)
         if isinstance(memory, HttpResponse):
             return memory
-        form = CorrectForm(
-            request.POST if request.method == "POST" else None, initial={"text": memory.text}
-        )
-        if form.is_bound and form.is_valid():
-            try:
-                new = services.correct(
-                    id=memory.pk,
-                    text=form.cleaned_data["text"],
-                    reason=form.cleaned_data["reason"],
-                    actor=_actor(request),
-                )
-            except FactNotFound:
-                raise Http404(f"no fact with id {memory.pk}") from None
-            except MemoryInputError as exc:
-                add_service_error(form, exc)
-            else:
-                reason = form.cleaned_data["reason"]
-                self.log_change(request, memory, f"Corrected by #{new.pk}: {reason}")
-                self.log_addition(request, new, f"Correction of #{memory.pk}: {reason}")
-                messages.success(request, f"Fact #{memory.pk} corrected: #{new.pk} supersedes it.")
-                return self._redirect_to_fact(new.pk)
-        return self._render(
-            request,
-            "admin/memory/memory/correct.html",
-            {"title": f"Correct fact #{memory.pk}", "form": form, "original": memory},
-        )
+
+        def save(data: dict[str, Any]) -> HttpResponse:
+            new = services.correct(id=memory.pk, **data, actor=_actor(request))
+            self.log_change(request, memory, f"Corrected by #{new.pk}: {data['reason']}")
+            self.log_addition(request, new, f"Correction of #{memory.pk}: {data['reason']}")
+            messages.success(request, f"Fact #{memory.pk} corrected: #{new.pk} supersedes it.")
+            return self._redirect_to_fact(new.pk)
+
+        data = request.POST if request.method == "POST" else None
+        form = CorrectForm(data, initial={"text": memory.text})
+        context = {"title": f"Correct fact #{memory.pk}", "original": memory}
+        return self._form_page(request, form, "correct.html", context, save)
 
     def forget_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         memory = self._live_fact_or_redirect(request, object_id)
         if isinstance(memory, HttpResponse):
             return memory
+
+        def save(data: dict[str, Any]) -> HttpResponse:
+            services.forget(id=memory.pk, reason=data["reason"], actor=_actor(request))
+            self.log_change(request, memory, f"Forgotten: {data['reason']}")
+            messages.success(request, f"Fact #{memory.pk} forgotten (soft-deleted).")
+            return self._redirect_to_fact(memory.pk)
+
         form = ForgetForm(request.POST if request.method == "POST" else None)
-        if form.is_bound and form.is_valid():
-            reason = form.cleaned_data["reason"]
-            try:
-                services.forget(id=memory.pk, reason=reason, actor=_actor(request))
-            except FactNotFound:
-                raise Http404(f"no fact with id {memory.pk}") from None
-            except MemoryInputError as exc:
-                add_service_error(form, exc)
-            else:
-                self.log_change(request, memory, f"Forgotten: {reason}")
-                messages.success(request, f"Fact #{memory.pk} forgotten (soft-deleted).")
-                return self._redirect_to_fact(memory.pk)
-        return self._render(
-            request,
-            "admin/memory/memory/forget.html",
-            {"title": f"Forget fact #{memory.pk}", "form": form, "original": memory},
-        )
+        context = {"title": f"Forget fact #{memory.pk}", "original": memory}
+        return self._form_page(request, form, "forget.html", context, save)
 
     @admin.action(
         description="Forget selected facts (soft delete, with a reason)", permissions=["curate"]
@@ -162,47 +128,61 @@ class CurationViews:
         if not ids:
             self.message_user(request, "None of the selected facts is live.", messages.WARNING)
             return None
-        form = ForgetForm(request.POST if "apply" in request.POST else None)
-        if form.is_bound and form.is_valid():
-            done = self._forget_many(request, ids, form)
-            if done is not None:
-                self.message_user(request, done, messages.SUCCESS)
-                return None
-        return self._render(
-            request,
-            "admin/memory/memory/forget_selected.html",
-            {
-                "title": f"Forget {len(ids)} facts",
-                "form": form,
-                "ids": ids,
-                "preview": Memory.all_objects.filter(pk__in=ids[:50]).order_by("pk"),
-                "action_name": "forget_selected",
-                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-            },
-        )
 
-    def _forget_many(self, request: HttpRequest, ids: list[int], form: ForgetForm) -> str | None:
-        # A message, or None with the error put on the form.
-        reason = form.cleaned_data["reason"]
-        forgotten: list[Memory] = []
-        gone = 0
-        try:
+        def save(data: dict[str, Any]) -> None:
+            forgotten: list[Memory] = []
+            gone = 0
             # All or nothing: a bad reason or a crash leaves no half-forgotten selection.
             with transaction.atomic():
                 for pk in ids:
                     try:
                         forgotten.append(
-                            services.forget(id=pk, reason=reason, actor=_actor(request))
+                            services.forget(id=pk, reason=data["reason"], actor=_actor(request))
                         )
                     except (FactAlreadyDeleted, FactNotFound):
                         gone += 1  # forgotten by someone else since the page was drawn
-        except MemoryInputError as exc:
-            add_service_error(form, exc)
-            return None
-        for memory in forgotten:
-            self.log_change(request, memory, f"Forgotten: {reason}")
-        extra = f" ({gone} were already deleted)" if gone else ""
-        return f"Forgot {len(forgotten)} facts{extra}."
+            for memory in forgotten:
+                self.log_change(request, memory, f"Forgotten: {data['reason']}")
+            extra = f" ({gone} were already deleted)" if gone else ""
+            self.message_user(request, f"Forgot {len(forgotten)} facts{extra}.", messages.SUCCESS)
+
+        form = ForgetForm(request.POST if "apply" in request.POST else None)
+        context = {
+            "title": f"Forget {len(ids)} facts",
+            "ids": ids,
+            "preview": Memory.all_objects.filter(pk__in=ids[:50]).order_by("pk"),
+            "action_name": "forget_selected",
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return self._form_page(request, form, "forget_selected.html", context, save)
+
+    def _form_page(
+        self,
+        request: HttpRequest,
+        form: forms.Form,
+        template: str,
+        context: dict[str, Any],
+        save: Callable[[dict[str, Any]], HttpResponse | None],
+    ) -> HttpResponse | None:
+        """What ``save`` answers for valid input, else the form, with any service refusal."""
+        if form.is_bound and form.is_valid():
+            try:
+                return save(form.cleaned_data)
+            except FactNotFound as exc:
+                raise Http404(str(exc)) from None
+            except MemoryInputError as exc:
+                add_service_error(form, exc)
+        return TemplateResponse(
+            request,
+            f"admin/memory/memory/{template}",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "app_label": self.opts.app_label,
+                "form": form,
+                **context,
+            },
+        )
 
     def _live_fact_or_redirect(self, request: HttpRequest, object_id: str) -> Memory | HttpResponse:
         memory = self.get_object(request, unquote(object_id))
@@ -221,15 +201,3 @@ class CurationViews:
 
     def _redirect_to_fact(self, pk: int) -> HttpResponseRedirect:
         return HttpResponseRedirect(reverse("admin:memory_memory_change", args=[quote(pk)]))
-
-    def _render(self, request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
-        return TemplateResponse(
-            request,
-            template,
-            {
-                **self.admin_site.each_context(request),
-                "opts": self.opts,
-                "app_label": self.opts.app_label,
-                **context,
-            },
-        )

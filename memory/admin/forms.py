@@ -28,11 +28,13 @@ class RememberForm(forms.Form):
     company = forms.CharField(
         max_length=MAX_COMPANY_CHARS,
         required=False,
+        empty_value=None,
         help_text="Leave empty for a global fact (applies to every company).",
     )
     ref = forms.CharField(
         max_length=MAX_REF_CHARS,
         required=False,
+        empty_value=None,
         help_text="Where it comes from (a posting, a conversation), if anywhere.",
     )
 
