@@ -1,10 +1,5 @@
-"""karani's MCP server: remember and recall for agents, over stdio (``karani mcp``).
-
-Both tools call ``memory.services`` and nothing else, so an agent gets the same validation,
-dedupe, secret refusal and company scoping as the CLI and the API. A refusal or bad input
-comes back as a tool error carrying the service's one-line message; a database outage is a
-tool error too, and the server keeps serving.
-"""
+"""karani's MCP server over stdio: remember and recall through memory's door, errors as tool
+errors in one line, and a database outage never stops the server."""
 
 import logging
 from typing import Annotated, Any
@@ -30,39 +25,28 @@ INSTRUCTIONS = (
     "human-readable sentences; people audit and correct them later."
 )
 
-REMEMBER_DOC = f"""Store one durable fact about the candidate's job search, in plain words.
+REMEMBER_DOC = f"""Store one durable fact the user explicitly asks you to keep, in plain words:
+a preference, an outcome, an open question or a note. Set `company` when it is about one
+employer; omit it for a fact that holds everywhere.
 
-Use it for what the user explicitly tells you to keep: a preference ("Prefers async,
-remote-first teams"), an outcome ("Rejected by Northwind after the final interview"), an
-open question ("Does Acme sponsor visas?"), or a note. Scope it with `company` when it is
-about one employer; leave `company` out for a fact that holds everywhere.
+Do NOT store secrets, passwords, API keys or any credential (they are refused); whole
+job descriptions, CVs or e-mails (summarise the one fact, at most {MAX_TEXT_CHARS} characters);
+personal data about other people; or guesses the user did not confirm.
 
-Do NOT store: secrets, passwords, API keys, tokens or any credential (they are refused);
-whole job descriptions, CVs, e-mails or long pasted text (summarise the one fact instead,
-at most {MAX_TEXT_CHARS} characters); personal data about other people (recruiters' phone
-numbers, colleagues' details); guesses or your own inferences the user did not confirm.
+The same fact again (text, kind and company) returns its id with created=false."""
 
-Writing the same fact again (same text, kind and company) does not duplicate it: it
-returns the existing id with created=false and a higher seen_count."""
+RECALL_DOC = """Find the stored facts most relevant to a few words (company, role, topic), best
+first; call it before judging a posting. With `company`, only that company's facts plus global
+ones. `mode` is basic (keywords), mem0 (semantic) or off; `fallback` is true when the semantic
+index was down and keywords were used."""
 
-RECALL_DOC = """Find the stored facts most relevant to a query, best first.
-
-Call it before assessing a posting or answering about the candidate's preferences, with a
-few words naming what matters (company, role, topic). With `company`, only that company's
-facts plus global facts are returned, never another company's. Each result has an id,
-the fact's text, kind, company, score and when it was last seen. `mode` says how recall
-ran (basic = keyword ranking, mem0 = semantic index, off = memory disabled) and
-`fallback` is true when the semantic index was unavailable and keywords were used."""
-
-# Constraints the service checks are only advertised in the schema (json_schema_extra), not
-# enforced by pydantic: a bad value then gets the service's one-line message, as everywhere.
+# The service's constraints are only advertised in the schema, so a bad value gets its message.
 KINDS = list(services.Kind.values)
 
 
 def _call(operation: str, fn: Any, **kwargs: Any) -> dict[str, Any]:
-    """Run one service call in this worker thread; every failure becomes a ToolError."""
-    # Tools run in worker threads, each with its own Django connection: drop one that broke
-    # (database restart) or outlived CONN_MAX_AGE, as Django does around each web request.
+    # Each tool's worker thread has its own connection: drop a broken or old one, as Django
+    # does around each web request.
     close_old_connections()
     try:
         return fn(**kwargs).to_dict()
@@ -123,7 +107,7 @@ class KaraniMCPServer(MCPServer):
 
 
 def _one_line(exc: ToolError) -> str:
-    """The service's own message, or one line per argument pydantic refused (no URLs)."""
+    # The service's own message, or one line per argument pydantic refused (no URLs).
     cause = exc.__cause__
     if isinstance(cause, ValidationError):
         return "; ".join(
@@ -145,5 +129,5 @@ def build_server() -> MCPServer:
 
 
 def serve_stdio() -> None:
-    """Serve until the client closes stdin. stdout carries the protocol only."""
+    # Until the client closes stdin; stdout carries the protocol only.
     build_server().run("stdio")

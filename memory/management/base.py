@@ -21,16 +21,16 @@ class _OneLineParser(CommandParser):
         raise CommandError(f"{self.prog}: {message} (see --help)")
 
 
-# The exit status of a process killed by SIGPIPE: a reader that went away (`| head`) is not
-# an error worth a message, but a truncated export must not look like a complete one.
+# As if killed by SIGPIPE: a reader that went away (`| head`) is no error worth a message,
+# but a truncated export must not look complete.
 EXIT_BROKEN_PIPE = 128 + 13
 
 
 class KaraniCommand(BaseCommand):
     """Turns service errors and database outages into CommandError (one line, exit 1)."""
 
-    # System checks import every URLconf, view and serializer (the API, drf-spectacular):
-    # most of a short command's run time. migrate, runserver and `karani django check` run them.
+    # System checks import the whole API, most of a short command's run time, and could print
+    # on stdout, which `karani mcp` keeps for the protocol; migrate and runserver run them.
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
@@ -42,8 +42,7 @@ class KaraniCommand(BaseCommand):
         try:
             super().run_from_argv(argv)
         except CommandError as exc:
-            # Django only catches errors raised while handling, not while parsing arguments;
-            # print those the same way it does: one line, no traceback.
+            # Django only catches errors raised while handling, not while parsing arguments.
             sys.stderr.write(f"CommandError: {exc}\n")
             sys.exit(exc.returncode)
         except BrokenPipeError:

@@ -8,8 +8,6 @@ class Command(KaraniCommand):
         "Serve karani's memory to an MCP client over stdio (tools: remember, recall). "
         "stdout is the protocol; logs go to stderr."
     )
-    # System checks can print; nothing but protocol messages may reach stdout.
-    requires_system_checks: list[str] = []
 
     def handle(self, *args: Any, **opts: Any) -> None:
         from memory.mcp_server import serve_stdio
