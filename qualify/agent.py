@@ -122,15 +122,16 @@ def _loop(
         else:
             # Out of rounds or budget: no tools, and the reply is held to the verdict schema.
             reply = client.complete(messages, json_schema=VERDICT_SCHEMA)
-        if not (offer_tools and reply.tool_calls):
+        if not (offer_tools and reply.get("tool_calls")):
             break
         rounds += 1
-        messages.append(reply.as_message())
-        for call in reply.tool_calls:
-            if call.name == "recall":
-                result = recall(call.arguments)
+        messages.append(reply)
+        for call in reply["tool_calls"]:
+            name, arguments = call["function"]["name"], call["function"]["arguments"]
+            if name == "recall":
+                result = recall(arguments)
             else:
-                result = {"error": f"unknown tool {call.name!r}; the only tool is recall"}
+                result = {"error": f"unknown tool {name!r}; the only tool is recall"}
             content = json.dumps(result, ensure_ascii=False)
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
     return llm.settle_verdict(client, messages, reply)

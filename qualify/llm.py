@@ -5,7 +5,7 @@ is asked for again once, with the validation error, then given up.
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -62,33 +62,6 @@ class LLMConfig:
         )
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass
-class Reply:
-    content: str | None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-
-    def as_message(self) -> dict[str, Any]:
-        """The assistant turn, to send back in the conversation."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in self.tool_calls
-            ]
-        return message
-
-
 class ChatClient:
     """One endpoint; counts the time spent waiting on it (``elapsed_ms``)."""
 
@@ -109,7 +82,8 @@ class ChatClient:
         *,
         tools: list[dict[str, Any]] | None = None,
         json_schema: dict[str, Any] | None = None,
-    ) -> Reply:
+    ) -> dict[str, Any]:
+        """The assistant's turn, in the form it goes back into the conversation."""
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages}
         if tools:
             kwargs["tools"] = tools
@@ -131,25 +105,33 @@ class ChatClient:
         finally:
             self.elapsed_ms += (time.perf_counter() - started) * 1000
         if not response.choices:
-            return Reply(content=None)
+            return {"role": "assistant", "content": ""}
         message = response.choices[0].message
-        calls = [
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
-            for c in (message.tool_calls or [])
-            if getattr(c, "function", None) is not None
-        ]
-        return Reply(content=message.content, tool_calls=calls)
+        turn: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+        calls = [c for c in message.tool_calls or [] if getattr(c, "function", None) is not None]
+        if calls:
+            turn["tool_calls"] = [_tool_call(c.id, c.function) for c in calls]
+        return turn
+
+
+def _tool_call(call_id: str, function: Any) -> dict[str, Any]:
+    arguments = function.arguments or "{}"
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": function.name, "arguments": arguments},
+    }
 
 
 def settle_verdict(
-    client: ChatClient, messages: list[dict[str, Any]], reply: Reply
+    client: ChatClient, messages: list[dict[str, Any]], reply: dict[str, Any]
 ) -> dict[str, Any]:
     """Validated criteria from ``reply``, else from one retry (appended to ``messages``);
     VerdictUnavailable when the retry is invalid too."""
     try:
         return _parse_reply(reply)
     except verdict.InvalidOutput as first:
-        messages.append(reply.as_message())
+        messages.append(reply)
         messages.append({"role": "user", "content": RETRY_PROMPT.format(error=first)})
         retry = client.complete(messages, json_schema=verdict.VERDICT_SCHEMA)
         try:
@@ -158,10 +140,10 @@ def settle_verdict(
             raise VerdictUnavailable(f"invalid model output after one retry: {second}") from None
 
 
-def _parse_reply(reply: Reply) -> dict[str, Any]:
-    if reply.tool_calls and not (reply.content or "").strip():
+def _parse_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    if reply.get("tool_calls") and not reply["content"].strip():
         raise verdict.InvalidOutput("a tool call arrived where the verdict JSON was expected")
-    return verdict.parse(reply.content)
+    return verdict.parse(reply["content"])
 
 
 def ask_verdict(client: ChatClient, messages: list[dict[str, Any]]) -> dict[str, Any]:
