@@ -9,8 +9,8 @@ temp dir); past 10k, each further fact gets a real vector plus small Gaussian no
 re-normalised: realistic geometry for HNSW without encoding 100k texts on 2 cores.
 
 Paths timed per query (ms): ``embed`` (query embedding alone: memory.semantic.encoder),
-``dense`` (embedding + the scoped vector query: search.nearest), ``lexical`` (BM25 on the
-ledger's full-text index alone: memory.lexical), ``recall`` (selectors.recall in mem0 mode,
+``dense`` (embedding + the scoped vector query: search.nearest), ``lexical`` (idf coverage on
+the ledger's full-text index alone: memory.lexical), ``recall`` (selectors.recall in mem0 mode,
 end to end: the hybrid, whose embedding runs beside the lexical query), and two baselines:
 ``mem0 search (old)`` (mem0's ``Memory.search``: embedding + vector and full-text queries +
 BM25 blend, what semantic recall ranked with before the hybrid) and ``basic``
