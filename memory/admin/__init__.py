@@ -210,9 +210,8 @@ class MemoryAdmin(CurationViews, admin.ModelAdmin):
 
     @admin.display(description="superseded by")
     def superseded_by_link(self, obj: Memory) -> str:
-        successor = Memory.all_objects.filter(supersedes_id=obj.pk).values_list("pk", flat=True)
-        pk = successor.first()
-        return "-" if pk is None else self._fact_link(pk)
+        successor = getattr(obj, "superseded_by", None)  # reverse one-to-one; None when absent
+        return "-" if successor is None else self._fact_link(successor.pk)
 
     def _fact_link(self, pk: int) -> str:
         url = reverse("admin:memory_memory_change", args=[quote(pk)])

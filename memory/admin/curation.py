@@ -27,20 +27,15 @@ MAX_FORGET_AT_ONCE = 1000
 
 def fact_chain(memory: Memory) -> list[Memory]:
     """The fact's correction chain, oldest first, the fact itself included."""
-    older: list[Memory] = []
-    current = memory
-    while current.supersedes_id is not None and len(older) < MAX_CHAIN:
-        current = Memory.all_objects.get(pk=current.supersedes_id)
-        older.append(current)
-    newer: list[Memory] = []
-    current = memory
-    while len(newer) < MAX_CHAIN:
-        successor = Memory.all_objects.filter(supersedes_id=current.pk).first()
+    chain = [memory]
+    while chain[0].supersedes_id is not None and len(chain) <= MAX_CHAIN:
+        chain.insert(0, Memory.all_objects.get(pk=chain[0].supersedes_id))
+    for _ in range(MAX_CHAIN):
+        successor = Memory.all_objects.filter(supersedes_id=chain[-1].pk).first()
         if successor is None:
             break
-        newer.append(successor)
-        current = successor
-    return [*reversed(older), memory, *newer]
+        chain.append(successor)
+    return chain
 
 
 def _actor(request: HttpRequest) -> str:

@@ -11,9 +11,6 @@ from django.http import HttpRequest
 from memory import text as textmod
 
 # The default is "all": auditors see deleted and superseded rows without asking for them.
-STATUS_LIVE = "live"
-STATUS_DELETED = "deleted"
-STATUS_SUPERSEDED = "superseded"
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -22,18 +19,18 @@ class StatusFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         return [
-            (STATUS_LIVE, "Live"),
-            (STATUS_DELETED, "Deleted (forgotten or superseded)"),
-            (STATUS_SUPERSEDED, "Superseded by a correction"),
+            ("live", "Live"),
+            ("deleted", "Deleted (forgotten or superseded)"),
+            ("superseded", "Superseded by a correction"),
         ]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         value = self.value()
-        if value == STATUS_LIVE:
+        if value == "live":
             return queryset.filter(deleted_at__isnull=True)
-        if value == STATUS_DELETED:
+        if value == "deleted":
             return queryset.filter(deleted_at__isnull=False)
-        if value == STATUS_SUPERSEDED:
+        if value == "superseded":
             return queryset.filter(deleted_at__isnull=False, superseded_by__isnull=False)
         return queryset
 
