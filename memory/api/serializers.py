@@ -9,8 +9,6 @@ from memory import attribution
 from memory.models import Kind, Memory
 from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
 
-STATUS_CHOICES = ("live", "deleted", "superseded")
-
 
 def choice_field(choices: Any, *, what: str, **kwargs: Any) -> serializers.ChoiceField:
     """A ChoiceField whose refusal lists the valid values, as the service's does."""
@@ -54,7 +52,7 @@ class RecalledFactSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="Fact")
 class FactSerializer(serializers.ModelSerializer):
-    status = serializers.ChoiceField(choices=STATUS_CHOICES, read_only=True)
+    status = serializers.ChoiceField(choices=("live", "deleted", "superseded"), read_only=True)
     supersedes = serializers.IntegerField(
         source="supersedes_id", allow_null=True, read_only=True, help_text="id this corrected"
     )

@@ -249,12 +249,7 @@ class MemoryDetailApi(ReadWriteApi):
         operation_id="memories_retrieve",
         summary="One fact, live or deleted, with its correction chain",
         parameters=[_ID_PARAM],
-        responses={
-            200: FactDetailSerializer,
-            404: _ERRORS[404],
-            401: _ERRORS[401],
-            503: _ERRORS[503],
-        },
+        responses={200: FactDetailSerializer, **{c: _ERRORS[c] for c in (401, 404, 503)}},
     )
     def get(self, request: Request, pk: str) -> Response:
         memory = selectors.get_fact(id=_fact_id(pk))
