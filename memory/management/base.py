@@ -65,3 +65,10 @@ class KaraniCommand(BaseCommand):
 
     def write_json(self, payload: Any) -> None:
         self.stdout.write(json.dumps(payload, ensure_ascii=False, default=str))
+
+    def emit(self, opts: dict[str, Any], payload: Any, text: str) -> None:
+        """``payload`` as JSON under --json, else ``text``."""
+        if opts["json"]:
+            self.write_json(payload)
+        else:
+            self.stdout.write(text)

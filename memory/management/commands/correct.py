@@ -17,7 +17,5 @@ class Command(KaraniCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         new = services.correct(id=opts["id"], text=opts["text"], reason=opts["reason"], actor="cli")
-        if opts["json"]:
-            self.write_json({"id": new.pk, "supersedes": opts["id"]})
-        else:
-            self.stdout.write(f"corrected fact {opts['id']}: fact {new.pk} supersedes it")
+        text = f"corrected fact {opts['id']}: fact {new.pk} supersedes it"
+        self.emit(opts, {"id": new.pk, "supersedes": opts["id"]}, text)

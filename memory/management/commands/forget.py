@@ -16,7 +16,4 @@ class Command(KaraniCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         memory = services.forget(id=opts["id"], reason=opts["reason"], actor="cli")
-        if opts["json"]:
-            self.write_json({"id": memory.pk, "deleted": True})
-        else:
-            self.stdout.write(f"forgot fact {memory.pk}")
+        self.emit(opts, {"id": memory.pk, "deleted": True}, f"forgot fact {memory.pk}")

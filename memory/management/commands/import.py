@@ -57,7 +57,7 @@ class Command(KaraniCommand):
             raise CommandError(f"no such file: {path}")
         if opts["if_empty"] and selectors.list_facts(status="all").exists():
             # Importing again would touch every fact and change what recall ranks as recent.
-            self._print(opts, {"skipped": True}, "the ledger has facts already: nothing imported")
+            self.emit(opts, {"skipped": True}, "the ledger has facts already: nothing imported")
             return
         bad: list[tuple[int, str]] = []
         if opts["restore"]:
@@ -65,14 +65,14 @@ class Command(KaraniCommand):
             if bad:  # restore is all-or-nothing: refuse before anything is written
                 raise CommandError(f"line {bad[0][0]}: {bad[0][1]}")
             count = services.restore_facts(records=records)
-            self._print(opts, {"restored": count}, f"restored {count} facts")
+            self.emit(opts, {"restored": count}, f"restored {count} facts")
             return
         report = services.import_facts(records=_records(path, bad), actor="import")
         report.rejected = sorted(report.rejected + bad)
         summary = (
             f"created {report.created}, touched {report.touched}, rejected {len(report.rejected)}"
         )
-        self._print(opts, report.to_dict(), summary)
+        self.emit(opts, report.to_dict(), summary)
         if not opts["json"]:
             for line_no, error in report.rejected:
                 self.stderr.write(f"line {line_no}: {error}")
@@ -83,9 +83,3 @@ class Command(KaraniCommand):
                 f"{count} line{'s' if count != 1 else ''} rejected, the rest imported "
                 "(--allow-partial accepts a partial import)"
             )
-
-    def _print(self, opts: dict[str, Any], payload: dict[str, Any], text: str) -> None:
-        if opts["json"]:
-            self.write_json(payload)
-        else:
-            self.stdout.write(text)

@@ -46,7 +46,6 @@ class Command(KaraniCommand):
                 fact.text,
                 f"{fact.last_seen_at:%Y-%m-%d}",
             )
-        console = Console(file=self.stdout, width=120, color_system=None)
-        console.print(table)
+        Console(file=self.stdout, width=120, color_system=None).print(table)
         if not result.results:
             self.stdout.write("no matching facts")

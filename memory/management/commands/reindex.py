@@ -40,13 +40,11 @@ class Command(KaraniCommand):
         label = "catching up pending rows" if opts["pending"] else "reindexing"
         with bar:
             task = bar.add_task(label, total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
             try:
                 report = reindexmod.reindex(
-                    pending_only=opts["pending"], batch_size=opts["batch_size"], progress=progress
+                    pending_only=opts["pending"],
+                    batch_size=opts["batch_size"],
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
             except SemanticUnavailable as exc:
                 raise CommandError(f"semantic index unavailable: {exc}") from None

@@ -36,9 +36,9 @@ class Command(KaraniCommand):
         result = services.remember(
             text=text, kind=opts["kind"], company=opts["company"], ref=opts["ref"]
         )
-        if opts["json"]:
-            self.write_json(result.to_dict())
-        elif result.created:
-            self.stdout.write(f"remembered fact {result.id}")
-        else:
-            self.stdout.write(f"already known: fact {result.id}, seen {result.seen_count} times")
+        text = (
+            f"remembered fact {result.id}"
+            if result.created
+            else f"already known: fact {result.id}, seen {result.seen_count} times"
+        )
+        self.emit(opts, result.to_dict(), text)
