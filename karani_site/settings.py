@@ -48,6 +48,10 @@ def _env_choice(name: str, default: str, choices: tuple[str, ...], use: str = ""
     return raw
 
 
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [v.strip() for v in os.environ.get(name, default).split(",") if v.strip()]
+
+
 def _env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     if not raw:
@@ -69,11 +73,7 @@ DEBUG = _env_bool("KARANI_DEBUG", False)
 LOCAL_SECRET_KEY = "django-insecure-karani-local-key-set-KARANI_SECRET_KEY-in-production"
 SECRET_KEY = os.environ.get("KARANI_SECRET_KEY", "").strip() or LOCAL_SECRET_KEY
 # Tests add Django's "testserver" themselves (setup_test_environment); production never has it.
-ALLOWED_HOSTS = [
-    h.strip()
-    for h in os.environ.get("KARANI_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
-    if h.strip()
-]
+ALLOWED_HOSTS = _env_list("KARANI_ALLOWED_HOSTS", "localhost,127.0.0.1")
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]", ".localhost"}
 _public_hosts = [h for h in ALLOWED_HOSTS if h not in LOCAL_HOSTS]
 if SECRET_KEY == LOCAL_SECRET_KEY and _public_hosts:
@@ -96,9 +96,7 @@ if KARANI_HTTPS != "off":
     SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("KARANI_HSTS_INCLUDE_SUBDOMAINS", True)
     # Preloading is a promise browsers keep for months: opt in only.
     SECURE_HSTS_PRELOAD = _env_bool("KARANI_HSTS_PRELOAD", False)
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("KARANI_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
-]
+CSRF_TRUSTED_ORIGINS = _env_list("KARANI_CSRF_TRUSTED_ORIGINS")
 for _origin in CSRF_TRUSTED_ORIGINS:
     if not re.fullmatch(r"https?://[^\s/]+", _origin):
         raise ImproperlyConfigured(

@@ -57,6 +57,12 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     return {code: _ERRORS[code] for code in (400, 401, 429, 503, *codes)}
 
 
+def _validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    body = serializer(data=data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
 def _fact_id(raw: str) -> int:
     # Anything that is not a usable id is a 404, like an unknown one.
     field = serializers.IntegerField(min_value=1, max_value=MAX_ID)
@@ -132,9 +138,7 @@ class RecallApi(APIView):
         responses={200: OutputSerializer, **_errors()},
     )
     def get(self, request: Request) -> Response:
-        query = self.InputSerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        data = query.validated_data
+        data = _validated(self.InputSerializer, request.query_params)
         result = selectors.recall(
             query=data["q"], company=data.get("company") or None, limit=data["limit"]
         )
@@ -204,9 +208,7 @@ class MemoryListApi(ReadWriteApi):
         },
     )
     def get(self, request: Request) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        data = filters.validated_data
+        data = _validated(self.FilterSerializer, request.query_params)
         rows = selectors.list_facts(
             kind=data.get("kind"),
             company=data.get("company"),
@@ -228,9 +230,8 @@ class MemoryListApi(ReadWriteApi):
         },
     )
     def post(self, request: Request) -> Response:
-        body = self.InputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        result = services.remember(**body.validated_data, actor=self.actor(request))
+        data = _validated(self.InputSerializer, request.data)
+        result = services.remember(**data, actor=self.actor(request))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(self.OutputSerializer(result.to_dict()).data, status=code)
 
@@ -264,13 +265,9 @@ class MemoryDetailApi(ReadWriteApi):
     )
     def delete(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
-        source = request.data if request.data else request.query_params
-        body = self.ForgetSerializer(data=source)
-        body.is_valid(raise_exception=True)
+        data = _validated(self.ForgetSerializer, request.data or request.query_params)
         since = timezone.now()
-        row = services.forget(
-            id=fact_id, reason=body.validated_data["reason"], actor=self.actor(request)
-        )
+        row = services.forget(id=fact_id, reason=data["reason"], actor=self.actor(request))
         return Response(FactSerializer(_as_written(row, stamp=row.deleted_at, since=since)).data)
 
 
@@ -293,9 +290,8 @@ class MemoryCorrectApi(WriteApi):
     )
     def post(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
-        body = self.InputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        data = _validated(self.InputSerializer, request.data)
         since = timezone.now()
-        new = services.correct(id=fact_id, **body.validated_data, actor=self.actor(request))
+        new = services.correct(id=fact_id, **data, actor=self.actor(request))
         row = _as_written(new, stamp=new.created_at, since=since)
         return Response(FactSerializer(row).data, status=status.HTTP_201_CREATED)
