@@ -9,10 +9,12 @@ timeouts and the same circuit as ``qualify`` bound it; a memory outage is record
 answer and the replay goes on.
 """
 
-import time
+import threading
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from queue import SimpleQueue
 from typing import Any
 
 from django.db.models import Exists, OuterRef
@@ -56,11 +58,6 @@ def known_cases(
     return [Case(q.posting, q.progressed, q.created_at) for q in rows]
 
 
-def versions_for(*, agent_mode: bool) -> list[str]:
-    names = [prompts.MEMORY_AWARE, prompts.PRE_MEMORY]
-    return [*names, prompts.MEMORY_AGENT] if agent_mode else names
-
-
 def start_or_resume(
     *, since: datetime | None, limit: int | None, agent_mode: bool, new: bool = False
 ) -> tuple[ReplayRun, bool]:
@@ -69,7 +66,7 @@ def start_or_resume(
         raise QualifyError("--limit must be at least 1")
     if since is not None and since > timezone.now():
         raise QualifyError("--since is in the future")
-    versions = versions_for(agent_mode=agent_mode)
+    versions = [prompts.MEMORY_AWARE, prompts.PRE_MEMORY] + [prompts.MEMORY_AGENT] * agent_mode
     if not new:
         unfinished = (
             ReplayRun.objects.filter(finished_at__isnull=True, since=since, limit=limit)
@@ -99,26 +96,31 @@ def pending_work(run: ReplayRun) -> tuple[list[Case], set[tuple[int, str]], int]
 
 
 def _ask(
-    client: llm.ChatClient,
-    version: prompts.PromptVersion,
-    case: Case,
-    messages: list[dict[str, Any]],
-) -> tuple[dict | None, str, list, list[str]]:
-    """criteria (or None), error, facts shown, memory errors: as qualify_posting asks."""
+    client: llm.ChatClient, version: prompts.PromptVersion, case: Case, messages: list
+) -> tuple[dict | None, str, list, list[str], float]:
+    """criteria (or None), error, facts shown, memory errors, ms waited: as qualify asks."""
+    client.elapsed_ms = 0.0
     if version.agent:
         result = agent.run(client, messages, case.posting, before=case.decided_at)
-        return result.criteria, result.error, result.facts, result.memory_errors
+        return result.criteria, result.error, result.facts, result.memory_errors, client.elapsed_ms
     try:
-        return llm.ask_verdict(client, messages), "", [], []
+        return llm.ask_verdict(client, messages), "", [], [], client.elapsed_ms
     except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
-        return None, str(exc), [], []
+        return None, str(exc), [], [], client.elapsed_ms
+
+
+def _asker(client: llm.ChatClient, jobs: SimpleQueue, answers: SimpleQueue) -> None:
+    """Asks job after job in a daemon thread (an interrupted replay never waits for it), so
+    the next request goes out as soon as the last answer is in."""
+    while (job := jobs.get()) is not None:
+        try:
+            answers.put(_ask(client, *job))
+        except BaseException as exc:  # raised again by the thread that takes the answer
+            answers.put(exc)
 
 
 @dataclass
 class RunSummary:
-    answered: int = 0
-    skipped: int = 0  # already answered before a resume
-    errors: int = 0
     memory_unavailable: int = 0
     stopped: str = ""
 
@@ -127,63 +129,84 @@ def run(
     replay: ReplayRun,
     *,
     client: llm.ChatClient,
-    on_answer: Callable[[ReplayAnswer, float], None] | None = None,
+    on_answer: Callable[[ReplayAnswer], None] | None = None,
 ) -> RunSummary:
-    """Answer every pending (posting, version) pair; ``on_answer`` gets each answer and
-    karani's own time for it in ms (wall time minus the time spent waiting on the model)."""
+    """Answer every pending (posting, version) pair, one request at a time; the next prompt
+    is prepared and the last answer written while the model answers."""
     profile = Profile.current()
     if profile is None:
         raise QualifyError("no candidate profile: set one with `profile set --summary ...`")
     cases, done, _total = pending_work(replay)
-    summary = RunSummary(skipped=len(done))
+    summary = RunSummary()
     pool = context.FewShotPool.load() if context.memory_enabled() else None
+    jobs, answers, in_flight = SimpleQueue(), SimpleQueue(), deque()
     failures_in_a_row = 0
-    for case in cases:
-        for name in replay.versions:
-            if (case.posting.pk, name) in done:
-                continue
-            started = time.perf_counter()
-            client.elapsed_ms = 0.0
-            version = prompts.VERSIONS[name]
+
+    def take() -> None:
+        """Waits for the oldest answer in flight and writes it."""
+        nonlocal failures_in_a_row
+        asked = answers.get()
+        if isinstance(asked, BaseException):
+            raise asked
+        criteria, error, tool_facts, tool_errors, waited_ms = asked
+        case, version, prepared = in_flight.popleft()
+        decision = verdict.decide(criteria) if criteria is not None else None
+        memory_error = prepared.memory_error or (tool_errors[0] if tool_errors else "")
+        answer = ReplayAnswer.objects.create(
+            run=replay,
+            posting=case.posting,
+            prompt_version=version.name,
+            verdict=decision.verdict if decision else None,
+            fit_score=decision.fit_score if decision else None,
+            criteria=criteria or {},
+            progressed=case.progressed,
+            fact_ids=[f.id for f in (prepared.facts or tool_facts)],
+            memory_error=memory_error[:300],
+            error=error[:500],
+            latency_ms=round(waited_ms),
+        )
+        summary.memory_unavailable += bool(memory_error)
+        failures_in_a_row = failures_in_a_row + 1 if error.startswith("LLM endpoint") else 0
+        if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
+            summary.stopped = (
+                f"stopped after {failures_in_a_row} endpoint failures in a row ({error}); "
+                "run `replay` again to resume"
+            )
+        if on_answer:
+            on_answer(answer)
+
+    pairs = [
+        (c, prompts.VERSIONS[n])
+        for c in cases
+        for n in replay.versions
+        if (c.posting.pk, n) not in done
+    ]
+    threading.Thread(target=_asker, args=(client, jobs, answers), daemon=True).start()
+    try:
+        for case, version in pairs:
             prepared = prompt_for(
                 version, posting=case.posting, profile=profile, pool=pool, before=case.decided_at
             )
-            criteria, error, tool_facts, tool_errors = _ask(
-                client, version, case, prepared.messages
-            )
-            decision = verdict.decide(criteria) if criteria is not None else None
-            memory_error = prepared.memory_error or (tool_errors[0] if tool_errors else "")
-            answer = ReplayAnswer.objects.create(
-                run=replay,
-                posting=case.posting,
-                prompt_version=name,
-                verdict=decision.verdict if decision else None,
-                fit_score=decision.fit_score if decision else None,
-                criteria=criteria or {},
-                progressed=case.progressed,
-                fact_ids=[f.id for f in (prepared.facts or tool_facts)],
-                memory_error=(memory_error or "")[:300],
-                error=error[:500],
-                latency_ms=round(client.elapsed_ms),
-            )
-            summary.answered += 1
-            summary.errors += bool(error)
-            summary.memory_unavailable += bool(memory_error)
-            if on_answer:
-                own = (time.perf_counter() - started) * 1000 - client.elapsed_ms
-                on_answer(answer, own)
-            endpoint_failed = error.startswith("LLM endpoint")
-            failures_in_a_row = failures_in_a_row + 1 if endpoint_failed else 0
-            if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
-                summary.stopped = (
-                    f"stopped after {failures_in_a_row} endpoint failures in a row ({error}); "
-                    "run `replay` again to resume"
-                )
-                replay.stopped = summary.stopped[:500]
-                replay.save(update_fields=["stopped"])
-                return summary
-    replay.finished_at = timezone.now()
-    replay.stopped = ""
+            # Ask ahead only while the answer in flight cannot be the one that stops the run;
+            # agent mode asks on this thread, where its recall tool reads the database.
+            if version.agent or failures_in_a_row == MAX_ENDPOINT_FAILURES_IN_A_ROW - 1:
+                while in_flight:
+                    take()
+            if summary.stopped:
+                break
+            in_flight.append((case, version, prepared))
+            if version.agent:
+                answers.put(_ask(client, version, case, prepared.messages))
+            else:
+                jobs.put((version, case, prepared.messages))
+            while len(in_flight) > (0 if version.agent else 1):
+                take()
+        while in_flight:
+            take()
+    finally:
+        jobs.put(None)
+    replay.finished_at = None if summary.stopped else timezone.now()
+    replay.stopped = summary.stopped[:500]
     replay.save(update_fields=["finished_at", "stopped"])
     return summary
 
@@ -207,10 +230,9 @@ def report(replay: ReplayRun) -> dict[str, Any]:
     for name in replay.versions:
         mine = [a for a in answers if a.prompt_version == name]
         decided = [a for a in mine if a.verdict is not None]
-        tp = sum(1 for a in decided if a.verdict == "qualified" and a.progressed)
-        fp = sum(1 for a in decided if a.verdict == "qualified" and not a.progressed)
-        fn = sum(1 for a in decided if a.verdict == "rejected" and a.progressed)
-        tn = len(decided) - tp - fp - fn
+        seen = Counter((a.verdict, a.progressed) for a in decided)
+        tp, fp = seen["qualified", True], seen["qualified", False]
+        fn, tn = seen["rejected", True], seen["rejected", False]
         versions[name] = {
             "answered": len(mine),
             "errors": len(mine) - len(decided),
@@ -224,15 +246,15 @@ def report(replay: ReplayRun) -> dict[str, Any]:
         if a.verdict is not None:
             by_posting.setdefault(a.posting_id, {})[a.prompt_version] = a
     disagreements = []
-    for posting_id, mine in by_posting.items():
-        if len(mine) > 1 and len({a.verdict for a in mine.values()}) > 1:
-            posting = next(iter(mine.values())).posting
+    for mine in by_posting.values():
+        if len({a.verdict for a in mine.values()}) > 1:
+            one = next(iter(mine.values()))
             disagreements.append(
                 {
-                    "posting": posting_id,
-                    "title": posting.title,
-                    "company": posting.company.name,
-                    "progressed": next(iter(mine.values())).progressed,
+                    "posting": one.posting_id,
+                    "title": one.posting.title,
+                    "company": one.posting.company.name,
+                    "progressed": one.progressed,
                     "verdicts": {name: a.verdict for name, a in sorted(mine.items())},
                 }
             )

@@ -4,6 +4,7 @@ nothing written to the live ledger, resumable, bounded like `qualify`."""
 
 import json
 import socket
+import time
 from datetime import UTC, datetime
 from io import StringIO
 
@@ -115,19 +116,25 @@ def test_it_resumes_after_an_interruption(history, fake_llm):
     run, resumed = replay.start_or_resume(since=None, limit=None, agent_mode=False)
     client = llm.ChatClient(llm.LLMConfig.from_settings())
 
-    def interrupt(answer, own_ms):
+    def interrupt(answer):
         if ReplayAnswer.objects.count() == 7:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         replay.run(run, client=client, on_answer=interrupt)
     assert not resumed and ReplayAnswer.objects.count() == 7
+    # The eighth was already asked (the model answers one while the last is written); its
+    # answer is dropped with the interruption, so it is asked again.
+    deadline = time.monotonic() + 10
+    while len(fake_llm.requests) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(fake_llm.requests) == 8
 
     report = _replay()
 
     assert report["run"] == run.pk and report["finished"]
     assert ReplayAnswer.objects.count() == 20
-    assert len(fake_llm.requests) == 20  # the seven answered were not asked again
+    assert len(fake_llm.requests) == 8 + 13  # the seven answered were not asked again
     assert ReplayRun.objects.count() == 1
 
 
@@ -139,15 +146,20 @@ def test_it_starts_a_new_run_when_asked(history):
     assert ReplayAnswer.objects.filter(run_id=second["run"]).count() == 20
 
 
-def test_it_stops_after_three_endpoint_failures_and_resumes_later(history, llm_settings):
+def test_it_stops_after_three_endpoint_failures_and_resumes_later(
+    history, llm_settings, monkeypatch
+):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
     good_url = llm_settings.KARANI_LLM_BASE_URL
     llm_settings.KARANI_LLM_BASE_URL = f"http://127.0.0.1:{closed}/v1"
+    asked, ask = [], llm.ask_verdict
+    monkeypatch.setattr(llm, "ask_verdict", lambda *args: asked.append(1) or ask(*args))
 
     with pytest.raises(CommandError, match="stopped after 3 endpoint failures in a row"):
         call_command("replay", "--json", stdout=StringIO())
+    assert len(asked) == 3  # asking ahead never sends a fourth request
     run = ReplayRun.objects.get()
     assert run.finished_at is None and run.stopped
     assert ReplayAnswer.objects.exclude(error="").count() == 3

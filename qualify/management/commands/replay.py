@@ -42,8 +42,6 @@ class Command(QualifyCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         since = _since(opts["since"]) if opts["since"] else None
-        if opts["limit"] is not None and opts["limit"] < 1:
-            raise CommandError("--limit must be at least 1")
         config = llm.LLMConfig.from_settings()  # before anything is written
         run, resumed = replay.start_or_resume(
             since=since, limit=opts["limit"], agent_mode=opts["agent"], new=opts["new"]
@@ -64,7 +62,7 @@ class Command(QualifyCommand):
             summary = replay.run(
                 run,
                 client=llm.ChatClient(config),
-                on_answer=lambda _answer, _own_ms: progress.advance(task),
+                on_answer=lambda _answer: progress.advance(task),
             )
         result = replay.report(run)
         result["memory_unavailable_this_run"] = summary.memory_unavailable
