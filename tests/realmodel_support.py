@@ -29,7 +29,8 @@ def reachable_model(url: str | None) -> str | None:
     if not url:
         return None
     try:
-        with urllib.request.urlopen(f"{url}/models", timeout=3) as response:
+        # Generous: llama-cpp-python's server answers nothing else while it generates.
+        with urllib.request.urlopen(f"{url}/models", timeout=120) as response:
             models = json.load(response).get("data") or []
     except (OSError, ValueError):
         return None

@@ -63,11 +63,16 @@ def index_rows(dsn: str, collection: str) -> list[tuple[int, str]]:
 
 def test_it_indexes_every_fact_as_it_is_written(extracting, vector_database, caplog):
     facts = job_search_facts()
-    written = [
-        services.remember(text=f["text"], kind=f.get("kind", "note"), company=f.get("company"))
-        for f in facts
-    ]
+    written, missed_at_once = [], []
+    for f in facts:
+        w = services.remember(text=f["text"], kind=f.get("kind", "note"), company=f.get("company"))
+        written.append(w)
+        # Recalled the moment it is written, while the index holds the model's statements.
+        at_once = selectors.recall(query=f["text"], company=f.get("company"), limit=5)
+        if at_once.fallback or w.id not in [r.id for r in at_once.results]:
+            missed_at_once.append(f["text"])
 
+    assert missed_at_once == []
     assert Memory.objects.filter(indexed_at__isnull=True).count() == 0, "a write went pending"
     assert karani_warnings(caplog) == [], "the model must take every prompt karani sends"
     rows = index_rows(vector_database, extracting)
