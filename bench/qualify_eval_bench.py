@@ -143,7 +143,7 @@ def history(n: int) -> list:
                 outcomes.append(Outcome(posting_id=q.posting_id, qualification=q, stage=stage))
     Outcome.objects.bulk_create(outcomes)
     with connection.cursor() as cur:
-        for table in ("qualify_posting", "qualify_qualification", "qualify_outcome"):
+        for table in ("qualify_posting", "qualify_qualification", "qualify_outcome", "memories"):
             cur.execute(f"ANALYZE {table}")
     return [Profile.current(), len(outcomes)]
 
