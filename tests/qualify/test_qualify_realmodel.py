@@ -18,6 +18,7 @@ from qualify_fakes import make_posting, run_qualify
 from realmodel_support import real_llm  # noqa: F401  (fixture)
 
 from memory.models import Memory, Source
+from qualify.llm import ChatClient
 from qualify.models import Posting, Profile, Qualification
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.django_db]
@@ -146,7 +147,14 @@ def test_it_gets_schema_valid_verdicts_and_rejects_an_obvious_dealbreaker(real_s
     assert Qualification.objects.get(posting=good).fit_score is not None
 
 
-def test_karani_qualify_judges_twenty_postings_with_no_schema_failure(real_settings, profile):
+def test_karani_qualify_judges_twenty_postings_with_no_schema_failure(
+    real_settings, profile, monkeypatch
+):
+    requests = []
+    complete = ChatClient.complete
+    monkeypatch.setattr(
+        ChatClient, "complete", lambda self, *a, **k: requests.append(1) or complete(self, *a, **k)
+    )
     for company, title, category, remote, location, salary, description, stated in POSTINGS:
         make_posting(
             company,
@@ -167,6 +175,9 @@ def test_karani_qualify_judges_twenty_postings_with_no_schema_failure(real_setti
     assert (summary["total"], summary["errors"]) == (20, 0), errors
     assert summary["qualified"] + summary["rejected"] == 20
     assert summary["facts_not_written"] == 0
+    # One request per posting, plus one per schema retry (shown with -s).
+    print(f"\nqualify, real model: 20 postings, {len(requests)} requests, 0 errors")
+    assert len(requests) >= 20
 
     # Every verdict fact is the decision's structured fields in the posting's or profile's
     # words: the model's free-text reason stays on the qualification, for audit.
