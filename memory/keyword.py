@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from django.db import connection
+from django.db.models.query import RawQuerySet
 
 from memory import text as textmod
 from memory.models import Memory
@@ -80,40 +81,78 @@ def _in_list(values: list[str]) -> str:
     return "(" + ", ".join(["%s"] * len(values)) + ")"
 
 
-def _postgres_query(
-    tokens: list[str], named: list[str], scope: str | None, columns: str, strong: bool
+def _postgres_select(
+    columns: str, score: tuple[str, list], match: tuple[str, list], scope: str | None
 ) -> tuple[str, list]:
-    # One pass over the GIN index's candidates, scoring each row as it is read. ``strong``
-    # keeps only rows scoring 2 or more (two words, or a word and a named company), so a
-    # query of common words reads a fraction of the rows when that fraction fills the limit.
-    words = sorted(set(tokens))
-    score, params, where, where_params = "0", [], [], []
-    if words:
-        score = "length(m.term_vec) - length(ts_delete(m.term_vec, %s::text[]))"
-        params.append(words)
-        any_word = " | ".join(word_param(w) for w in words)
-        pairs = (f"({word_param(a)} & {word_param(b)})" for a, b in combinations(words, 2))
-        where.append("m.term_vec @@ %s::tsquery")
-        where_params.append(" | ".join(pairs) if strong else any_word)
-    if named:
-        score += f" + COALESCE(m.company_key IN {_in_list(named)}, false)::int"
-        params += named
-        if strong:
-            where.append(f"(m.company_key IN {_in_list(named)} AND m.term_vec @@ %s::tsquery)")
-            where_params += [*named, any_word]
-        elif not strong:
-            where.append(f"m.company_key IN {_in_list(named)}")
-            where_params += named
-    scope_sql = ""
+    """Live facts in scope meeting ``match``, scored, best first; the caller gives the limit."""
+    scope_sql, scope_params = "", []
     if scope is not None:
-        scope_sql = " AND (m.company_key = %s OR m.company_key IS NULL)"
-        where_params.append(scope)
+        scope_sql, scope_params = " AND (m.company_key = %s OR m.company_key IS NULL)", [scope]
     sql = (
-        f"SELECT {columns}, {score} AS score FROM memories m"
-        f" WHERE m.deleted_at IS NULL AND ({' OR '.join(where)}){scope_sql}"
+        f"SELECT {columns}, {score[0]} AS score FROM memories m"
+        f" WHERE m.deleted_at IS NULL AND ({match[0]}){scope_sql}"
         " ORDER BY score DESC, m.last_seen_at DESC, m.id DESC LIMIT %s"
     )
-    return sql, params + where_params
+    return sql, [*score[1], *match[1], *scope_params]
+
+
+def _postgres_rank(
+    tokens: list[str], named: list[str], scope: str | None, columns: str, limit: int
+) -> list[Memory]:
+    # Each candidate the GIN index finds is scored as it is read: the number of query words
+    # ts_delete takes out of its vector, plus the company point.
+    words = sorted(set(tokens))
+    any_word = " | ".join(word_param(w) for w in words)
+    company = f"m.company_key IN {_in_list(named)}"
+    score_sql, score_params = "0", []
+    if words:
+        score_sql, score_params = (
+            "length(m.term_vec) - length(ts_delete(m.term_vec, %s::text[]))",
+            [words],
+        )
+    if named:
+        score_sql += f" + COALESCE({company}, false)::int"
+        score_params += named
+    score = (score_sql, score_params)
+    if not 2 <= len(words) <= _MAX_PAIRED_WORDS:
+        where = [("m.term_vec @@ %s::tsquery", [any_word])] * bool(words)
+        where += [(company, named)] * bool(named)
+        match = (" OR ".join(w for w, _ in where), [p for _, ps in where for p in ps])
+        return list(_raw(*_postgres_select(columns, score, match, scope), limit))
+    # Facts scoring 2 or more (two of the words, or one and a named company) outrank all
+    # others; when they fill the limit they are the answer, and a query of common words
+    # reads the few facts holding several of its words, not the many holding one.
+    pairs = " | ".join(f"({word_param(a)} & {word_param(b)})" for a, b in combinations(words, 2))
+    arms = [_postgres_select(columns, score, ("m.term_vec @@ %s::tsquery", [pairs]), scope)]
+    if named:
+        both = (f"{company} AND m.term_vec @@ %s::tsquery", [*named, any_word])
+        arms.append(_postgres_select(columns, score, both, scope))
+    # One statement per arm inside a UNION, so the planner takes an index for each.
+    strong_sql = " UNION ".join(f"({sql})" for sql, _ in arms)
+    strong_params = [p for _, params in arms for p in [*params, limit]]
+    strong = list(
+        _raw(
+            f"SELECT * FROM ({strong_sql}) AS strong"
+            " ORDER BY score DESC, last_seen_at DESC, id DESC LIMIT %s",
+            strong_params,
+            limit,
+        )
+    )
+    if len(strong) >= limit:
+        return strong
+    # Every other candidate scores exactly 1, so the rest of the ranking is by recency alone.
+    match = " OR ".join(["m.term_vec @@ %s::tsquery", company][: 1 + bool(named)])
+    recent_sql, recent_params = _postgres_select(
+        columns, ("1", []), (match, [any_word, *named]), scope
+    )
+    seen = {fact.pk for fact in strong}
+    recent = [f for f in _raw(recent_sql, recent_params, limit) if f.pk not in seen]
+    return strong + recent[: limit - len(strong)]
+
+
+def _raw(sql: str, params: list, limit: int) -> RawQuerySet:
+    # raw() runs the database's own query and still converts each column as the ORM would.
+    return Memory.all_objects.raw(sql, [*params, limit])
 
 
 def _sqlite_query(
@@ -155,18 +194,9 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
         return []
     columns = ", ".join(f"m.{name}" for name in ROW_FIELDS)
     if connection.vendor == "postgresql":
-        # Every fact scoring 2 or more outranks every fact scoring 1, so when the strong
-        # ones fill the limit they are the answer; otherwise rank every candidate.
-        paired = 2 <= len(set(tokens)) <= _MAX_PAIRED_WORDS
-        plans = [_postgres_query(tokens, named, company_key, columns, strong=True)] * paired
-        plans.append(_postgres_query(tokens, named, company_key, columns, strong=False))
+        facts = _postgres_rank(tokens, named, company_key, columns, limit)
     else:
-        plans = [_sqlite_query(tokens, named, company_key, columns)]
-    for sql, params in plans:
-        # raw() runs the database's own query and still converts each column as the ORM would.
-        facts = list(Memory.all_objects.raw(sql, [*params, limit]))
-        if len(facts) >= limit:
-            break
+        facts = list(_raw(*_sqlite_query(tokens, named, company_key, columns), limit))
     return [
         Hit(
             memory_id=fact.pk,

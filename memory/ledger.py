@@ -60,59 +60,31 @@ def write_fact(
     created_at: datetime | None = None,
     supersedes: Memory | None = None,
 ) -> RememberResult:
-    """Touch the fact's live twin, or insert it.
+    """Insert the fact, or touch its live twin: one upsert against the partial unique
+    constraint, so the database settles concurrent writers of the same fact.
 
-    The insert is an upsert against the partial unique constraint, so a writer that loses a
-    race with another writer of the same fact touches the winner's row, in the database.
-    The touch goes first so that a duplicate, the common repeat, never uses up an id.
+    On PostgreSQL a touch still draws an id from the sequence (ids are opaque and have gaps,
+    as after any rolled-back insert): one statement instead of a touch and then an insert.
     """
     row = new_row(fact, actor=actor, now=now, created_at=created_at)
     row.supersedes = supersedes
     row.fill_terms()
-    if connection.vendor == "postgresql":
-        # One statement: the insert runs only when the touch found no live twin.
-        touch_sql, touch_params = _touch(fact.fact_key, now)
-        insert_sql, insert_params = _upsert(row, guarded=True)
-        sql = (
-            f"WITH touched AS ({touch_sql}), inserted AS ({insert_sql})"
-            " SELECT * FROM touched UNION ALL SELECT * FROM inserted"
-        )
-        memory = next(iter(Memory.all_objects.raw(sql, touch_params + insert_params)))
-    else:
-        # SQLite has no writes inside WITH: the touch, then the insert if it found nothing.
-        memory = next(iter(Memory.all_objects.raw(*_touch(fact.fact_key, now))), None)
-        memory = memory or next(iter(Memory.all_objects.raw(*_upsert(row))))
+    memory = next(iter(Memory.all_objects.raw(*_upsert(row))))
     # A touch always leaves seen_count above 1; only a fresh insert returns 1.
     return RememberResult(memory, created=memory.seen_count == 1)
-
-
-def _touch(fact_key: str, now: datetime) -> tuple[str, list]:
-    qn = connection.ops.quote_name
-    stamp = Memory._meta.get_field("last_seen_at").get_db_prep_save(now, connection)
-    sql = (
-        f"UPDATE {qn(Memory._meta.db_table)} SET seen_count = seen_count + 1,"
-        " last_seen_at = %s WHERE fact_key = %s AND deleted_at IS NULL"
-        f" RETURNING {_returning()}"
-    )
-    return sql, [stamp, fact_key]
 
 
 def _returning() -> str:
     return ", ".join(connection.ops.quote_name(f.column) for f in Memory._meta.concrete_fields)
 
 
-def _upsert(row: Memory, guarded: bool = False) -> tuple[str, list]:
+def _upsert(row: Memory) -> tuple[str, list]:
     fields = [f for f in Memory._meta.concrete_fields if not f.primary_key]
     qn = connection.ops.quote_name
     table = qn(Memory._meta.db_table)
-    if guarded:
-        # Typed placeholders: a SELECT, unlike VALUES, gives the columns no types to infer.
-        casts = ", ".join(f"%s::{f.db_type(connection)}" for f in fields)
-        source = f"SELECT {casts} WHERE NOT EXISTS (SELECT 1 FROM touched)"
-    else:
-        source = f"VALUES ({', '.join(['%s'] * len(fields))})"
     sql = (
-        f"INSERT INTO {table} ({', '.join(qn(f.column) for f in fields)}) {source}"
+        f"INSERT INTO {table} ({', '.join(qn(f.column) for f in fields)})"
+        f" VALUES ({', '.join(['%s'] * len(fields))})"
         " ON CONFLICT (fact_key) WHERE deleted_at IS NULL DO UPDATE SET"
         f" seen_count = {table}.seen_count + 1, last_seen_at = excluded.last_seen_at"
         f" RETURNING {_returning()}"
