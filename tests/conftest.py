@@ -22,9 +22,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(
         reason="needs a PostgreSQL ledger: DATABASE_URL=postgresql://... (scripts/test does this)"
     )
+    # scripts/test sets this when a PostgreSQL pass runs beside this one.
+    beside = os.environ.get("KARANI_PG_PASS") == "1"
+    once = pytest.mark.skip(reason="does not depend on the ledger: runs in the PostgreSQL pass")
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+        elif beside and "one_pass" in item.keywords:
+            item.add_marker(once)
 
 
 # The flags that work on these machines (no GPU, no sandbox for root, no network chatter).

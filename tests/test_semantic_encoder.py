@@ -6,7 +6,7 @@ from semantic_support import FakeOpenAIServer, load_paraphrases
 
 from memory import services
 
-pytestmark = [pytest.mark.pgvector, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.pgvector, pytest.mark.django_db(transaction=True), pytest.mark.one_pass]
 
 
 def _texts() -> list[str]:

@@ -99,6 +99,7 @@ def test_it_falls_back_and_keeps_writes_pending_without_a_dsn(settings, caplog):
 
 
 @pytest.mark.pgvector
+@pytest.mark.one_pass
 def test_it_keeps_mem0_offline_and_its_files_under_the_data_dir(tmp_path, vector_database):
     done = _python(
         """
