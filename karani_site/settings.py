@@ -13,65 +13,66 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+def _env(name: str, default: str = "") -> str:
+    return os.environ.get(name, "").strip() or default
+
+
+def _invalid(name: str, use: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"{name}={os.environ.get(name, '')!r} is not valid; use {use}")
+
+
 def _env_number(
     name: str, default: Any, *, low: float, high: float = math.inf, use: str = ""
 ) -> Any:
     """An int or float like ``default``, from ``low`` to ``high``."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+    raw = _env(name)
     try:
-        value = type(default)(raw)
+        value = type(default)(raw) if raw else default
     except ValueError:
         value = math.nan
     if not low <= value <= high:  # also false for nan
         if isinstance(default, int):
-            raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number of at least {low}")
-        use = use or f"a number of seconds from {low:g} to {high:g}"
-        raise ImproperlyConfigured(f"{name}={raw!r}: use {use}")
+            raise _invalid(name, f"a whole number of at least {low}")
+        raise _invalid(name, use or f"a number of seconds from {low:g} to {high:g}")
     return value
 
 
-def _env_mode(name: str, default: str, choices: tuple[str, ...]) -> str:
-    raw = os.environ.get(name, "")
-    value = raw.strip().lower() or default
+def _env_choice(name: str, default: str, choices: tuple[str, ...], use: str = "") -> str:
+    """One of ``choices`` in any case, spelled as listed."""
+    value = _env(name, default).lower()
     for choice in choices:
         if value == choice.lower():
             return choice
-    raise ImproperlyConfigured(f"{name}={raw!r} is not valid; use one of: {', '.join(choices)}")
+    raise _invalid(name, use or f"one of: {', '.join(choices)}")
 
 
-def _env_choice(name: str, default: str, choices: tuple[str, ...], use: str = "") -> str:
-    raw = os.environ.get(name, "").strip().lower() or default
-    if raw not in choices:
-        raise ImproperlyConfigured(f"{name}={raw!r}: use {use or 'one of ' + ', '.join(choices)}")
-    return raw
+_BOOLS = ("1", "true", "yes", "on", "0", "false", "no", "off")
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    return _env_choice(name, str(default), _BOOLS, "true or false") in _BOOLS[:4]
+
+
+def _env_text(name: str, default: str = "", *, pattern: str = "", use: str = "") -> str:
+    value = _env(name, default)
+    if pattern and not re.fullmatch(pattern, value):
+        raise _invalid(name, use)
+    return value
 
 
 def _env_list(name: str, default: str = "") -> list[str]:
     return [v.strip() for v in os.environ.get(name, default).split(",") if v.strip()]
 
 
-def _env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in {"1", "true", "yes", "on"}:
-        return True
-    if raw in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r}: use one of true, false")
-
-
 # Resolved against the repository root, so `karani` reaches the same ledger from any directory.
 DATA_DIR = Path(os.environ.get("KARANI_DATA_DIR") or BASE_DIR / "var").expanduser().resolve()
 
-KARANI_MEMORY = _env_mode("KARANI_MEMORY", "basic", ("off", "basic", "mem0"))
+KARANI_MEMORY = _env_choice("KARANI_MEMORY", "basic", ("off", "basic", "mem0"))
 
 DEBUG = _env_bool("KARANI_DEBUG", False)
 # Fine for the local single-user default; the prefix makes `check --deploy` flag it (W009).
 LOCAL_SECRET_KEY = "django-insecure-karani-local-key-set-KARANI_SECRET_KEY-in-production"
-SECRET_KEY = os.environ.get("KARANI_SECRET_KEY", "").strip() or LOCAL_SECRET_KEY
+SECRET_KEY = _env("KARANI_SECRET_KEY", LOCAL_SECRET_KEY)
 # Tests add Django's "testserver" themselves (setup_test_environment); production never has it.
 ALLOWED_HOSTS = _env_list("KARANI_ALLOWED_HOSTS", "localhost,127.0.0.1")
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]", ".localhost"}
@@ -158,7 +159,7 @@ KARANI_DB_PREPARE = _env_bool("KARANI_DB_PREPARE", True)
 
 
 def _database() -> dict:
-    url = os.environ.get("DATABASE_URL", "").strip()
+    url = _env("DATABASE_URL")
     if not url:
         DATA_DIR.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{DATA_DIR / 'karani.sqlite3'}"
@@ -206,7 +207,7 @@ warnings.filterwarnings("ignore", message="No directory at: ")
 KARANI_ADMIN_LOGIN_ATTEMPTS = _env_number("KARANI_ADMIN_LOGIN_ATTEMPTS", 10, low=1)
 KARANI_ADMIN_LOGIN_WINDOW = _env_number("KARANI_ADMIN_LOGIN_WINDOW", 900, low=1)
 
-LOG_LEVEL = _env_mode(
+LOG_LEVEL = _env_choice(
     "KARANI_LOG_LEVEL", "warning", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 )
 LOGGING = {
@@ -221,15 +222,13 @@ LOGGING = {
     },
 }
 
+_RATE = r"(?i)off|[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)"
+
 
 def _env_rate(name: str, default: str) -> str | None:
     """A DRF throttle rate such as ``600/min``; ``off`` disables that scope."""
-    raw = os.environ.get(name, "").strip().lower() or default
-    if raw == "off":
-        return None
-    if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", raw):
-        raise ImproperlyConfigured(f"{name}={raw!r}: use N/second, N/minute, N/hour, N/day or off")
-    return raw
+    rate = _env_text(name, default, pattern=_RATE, use="N/second, N/minute, N/hour, N/day or off")
+    return None if rate.lower() == "off" else rate.lower()
 
 
 REST_FRAMEWORK = {
@@ -277,10 +276,9 @@ KARANI_MEMORY_HOLDOUT = _env_number(
 )
 
 # The OpenAI-compatible chat endpoint of qualify and mem0's extraction; unset means no LLM.
-KARANI_LLM_BASE_URL = os.environ.get("KARANI_LLM_BASE_URL", "").strip()
-KARANI_LLM_MODEL = os.environ.get("KARANI_LLM_MODEL", "").strip() or "local-model"
-KARANI_LLM_API_KEY = os.environ.get("KARANI_LLM_API_KEY", "").strip()
-
+KARANI_LLM_BASE_URL = _env("KARANI_LLM_BASE_URL")
+KARANI_LLM_MODEL = _env("KARANI_LLM_MODEL", "local-model")
+KARANI_LLM_API_KEY = _env("KARANI_LLM_API_KEY")
 
 # Per request; bounded so one hung endpoint cannot stall a batch indefinitely.
 KARANI_LLM_TIMEOUT = _env_number("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
@@ -288,18 +286,16 @@ KARANI_LLM_TIMEOUT = _env_number("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
 KARANI_LLM_CONTEXT = _env_number("KARANI_LLM_CONTEXT", 4096, low=512)
 
 # The semantic index's own database, never DATABASE_URL: the disposable index may stay local.
-KARANI_VECTOR_DSN = os.environ.get("KARANI_VECTOR_DSN", "").strip()
-KARANI_VECTOR_COLLECTION = (
-    os.environ.get("KARANI_VECTOR_COLLECTION", "").strip() or "karani_memories"
+KARANI_VECTOR_DSN = _env("KARANI_VECTOR_DSN")
+KARANI_VECTOR_COLLECTION = _env_text(
+    "KARANI_VECTOR_COLLECTION",
+    "karani_memories",
+    pattern=r"[a-z_][a-z0-9_]{0,50}",
+    use="lower-case letters, digits and _ (a PostgreSQL table name, at most 51 characters)",
 )
-if not re.fullmatch(r"[a-z_][a-z0-9_]{0,50}", KARANI_VECTOR_COLLECTION):
-    raise ImproperlyConfigured(
-        f"KARANI_VECTOR_COLLECTION={KARANI_VECTOR_COLLECTION!r}: use lower-case letters, "
-        "digits and _ (a PostgreSQL table name, at most 51 characters)"
-    )
 # Empty: the bundled model; else a local model directory or an embeddings endpoint's URL.
-KARANI_EMBEDDER = os.environ.get("KARANI_EMBEDDER", "").strip()
-KARANI_EMBEDDER_MODEL = os.environ.get("KARANI_EMBEDDER_MODEL", "").strip()
+KARANI_EMBEDDER = _env("KARANI_EMBEDDER")
+KARANI_EMBEDDER_MODEL = _env("KARANI_EMBEDDER_MODEL")
 KARANI_EMBEDDER_DIMS = _env_number("KARANI_EMBEDDER_DIMS", 384, low=1)
 # torch intra-op threads for the local embedder; 0 = torch's default (all cores).
 KARANI_EMBEDDER_THREADS = _env_number("KARANI_EMBEDDER_THREADS", 1, low=0)

@@ -115,7 +115,7 @@ def test_it_prepares_repeated_statements_on_postgres_unless_told_not_to(tmp_path
 
 def test_it_refuses_a_prepare_switch_it_cannot_read(tmp_path):
     loaded = load_settings(tmp_path, KARANI_DB_PREPARE="sometimes")
-    assert loaded == {"error": "KARANI_DB_PREPARE='sometimes': use one of true, false"}
+    assert loaded == {"error": "KARANI_DB_PREPARE='sometimes' is not valid; use true or false"}
 
 
 @pytest.mark.parametrize("url", ["bogus://x", "postgresql://h:notaport/db"])
@@ -127,7 +127,9 @@ def test_it_refuses_an_unusable_database_url(tmp_path, url):
 @pytest.mark.parametrize("value", ["fp16", "int8", "half"])
 def test_it_refuses_an_unknown_embedder_dtype_naming_the_allowed_ones(tmp_path, value):
     loaded = load_settings(tmp_path, KARANI_EMBEDDER_DTYPE=value)
-    assert loaded == {"error": f"KARANI_EMBEDDER_DTYPE={value!r}: use auto, float32 or bfloat16"}
+    assert loaded == {
+        "error": f"KARANI_EMBEDDER_DTYPE={value!r} is not valid; use auto, float32 or bfloat16"
+    }
 
 
 # --- production: the key, the hosts, HTTPS (issue 14, item 2) -----------------------------
@@ -200,8 +202,14 @@ def test_it_trusts_no_forwarded_header_when_the_server_speaks_tls_itself(tmp_pat
 @pytest.mark.parametrize(
     ("env", "error"),
     [
-        ({"KARANI_HTTPS": "yes"}, "KARANI_HTTPS='yes': use one of off, proxy, direct"),
-        ({"KARANI_HTTPS": "proxy", "KARANI_HSTS_SECONDS": "a year"}, "is not a whole number"),
+        (
+            {"KARANI_HTTPS": "yes"},
+            "KARANI_HTTPS='yes' is not valid; use one of: off, proxy, direct",
+        ),
+        (
+            {"KARANI_HTTPS": "proxy", "KARANI_HSTS_SECONDS": "a year"},
+            "is not valid; use a whole number",
+        ),
         (
             {"KARANI_CSRF_TRUSTED_ORIGINS": "karani.example.com"},
             "KARANI_CSRF_TRUSTED_ORIGINS has 'karani.example.com': use scheme://host[:port]",
