@@ -1,10 +1,6 @@
-"""The one door for reads from memory: recall, get_fact, list_facts.
+"""The one door for reads from memory: recall, get_fact, list_facts (validated like writes)."""
 
-Keyword-only, validated like the writes (``memory.validation``), raising ``memory.errors``
-exceptions with one-line messages.
-"""
-
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,23 +23,20 @@ LIST_STATUSES = ("live", "deleted", "all")
 
 @dataclass(frozen=True)
 class RecalledFact:
+    # keyword.ROW_FIELDS in order, then the score: a row unpacks straight into one.
     id: int
     text: str
     kind: str
     company: str | None
-    score: float
     ref: str | None
     created_at: datetime
     last_seen_at: datetime
+    score: float
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id,
-            "text": self.text,
-            "kind": self.kind,
-            "company": self.company,
+            **asdict(self),
             "score": round(self.score, 6),
-            "ref": self.ref,
             "created_at": self.created_at.isoformat(),
             "last_seen_at": self.last_seen_at.isoformat(),
         }
@@ -56,11 +49,7 @@ class RecallResult:
     results: list[RecalledFact]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "fallback": self.fallback,
-            "results": [r.to_dict() for r in self.results],
-        }
+        return {**asdict(self), "results": [r.to_dict() for r in self.results]}
 
 
 def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT) -> RecallResult:
@@ -72,8 +61,8 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
     if mode == modes.OFF:
         return RecallResult(mode=mode, fallback=False, results=[])
     if mode == modes.MEM0:
-        # Candidates may be stale (a vector of a since-forgotten fact): _materialise keeps
-        # live rows only. None means the index is down: fall back to keyword (ADR 0009).
+        # None means the index is down: fall back to keyword (ADR 0009); stale candidates
+        # (a since-forgotten fact's vector) are dropped by _materialise.
         semantic = index.search(query=query, company_key=company_key, limit=limit)
         if semantic is not None:
             return RecallResult(mode=mode, fallback=False, results=_materialise(semantic)[:limit])
@@ -84,29 +73,14 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
     # Keyword hits carry their rows already; semantic hits never do.
     missing = [h.memory_id for h in hits if h.row is None]
-    rows = {}
-    if missing:
-        found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
-        rows = {row[0]: row for row in found}
-    out = []
-    for hit in hits:
-        row = hit.row or rows.get(hit.memory_id)
-        if row is None:  # deleted between ranking and fetch: never return a dead fact
-            continue
-        pk, text, kind, company, ref, created_at, last_seen_at = row
-        out.append(
-            RecalledFact(
-                id=pk,
-                text=text,
-                kind=kind,
-                company=company,
-                score=hit.score,
-                ref=ref,
-                created_at=created_at,
-                last_seen_at=last_seen_at,
-            )
-        )
-    return out
+    found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
+    rows = {row[0]: row for row in found} if missing else {}
+    # A fact deleted between ranking and fetch has no row: never return a dead fact.
+    return [
+        RecalledFact(*row, score=hit.score)
+        for hit in hits
+        if (row := hit.row or rows.get(hit.memory_id)) is not None
+    ]
 
 
 def get_fact(*, id: int) -> Memory:

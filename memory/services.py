@@ -1,11 +1,8 @@
-"""The one door for writes to memory: remember, forget, correct (and import, in transfer).
+"""The one door for writes to memory: remember, forget, correct, and bulk import/export.
 
-Every caller (commands, API, MCP, admin, qualify) writes through these; reads go through
-``memory.selectors``. All functions are keyword-only, validate everything before touching the
-database (``memory.validation``), and raise ``memory.errors`` exceptions with one-line messages.
+Keyword-only; everything is validated before the database is touched (ADR 0004).
 """
 
-import logging
 from datetime import datetime
 from typing import Any
 
@@ -49,8 +46,6 @@ __all__ = [
     "restore_facts",
     "validate_fact",
 ]
-
-log = logging.getLogger("karani.memory")
 
 
 def remember(

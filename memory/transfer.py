@@ -1,8 +1,4 @@
-"""Facts in and out in bulk: import (dedupe like remember), export, and restore.
-
-Import reports a bad line and goes on; restore loads an ``export`` file into an empty ledger
-exactly, all or nothing.
-"""
+"""Facts in bulk: import (a bad line is reported, dedupe as remember), export, and restore."""
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -48,21 +44,12 @@ class ImportReport:
 IMPORT_FIELDS = {"text", "kind", "company", "ref", "created_at", "fit_score", "source"}
 
 
-def _parse_created_at(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    return clean_timestamp(value, what="created_at")
-
-
 def import_facts(
     *, records: Iterable[tuple[int, Any]], actor: str = "", batch_size: int = 500
 ) -> ImportReport:
-    """Import ``(line_number, record)`` pairs; a bad record is reported, never fatal.
+    """Import ``(line_number, record)`` pairs of IMPORT_FIELDS dicts; a bad one is reported.
 
-    Each record is a dict with ``text`` and optional ``kind``, ``company``, ``ref``,
-    ``created_at``, ``fit_score`` and ``source`` (default ``import``). Same validation and
-    dedupe as remember(). Batches commit independently, so a crash mid-file keeps what
-    was already imported, and re-running the file only touches those rows.
+    Batches commit independently: after a crash, re-running the file only touches what went in.
     """
     report = ImportReport()
     actor = clean_actor(actor)
@@ -97,7 +84,7 @@ def _clean_import_record(record: Any) -> tuple[CleanFact, datetime | None]:
         fit_score=record.get("fit_score"),
         ref=record.get("ref"),
     )
-    return fact, _parse_created_at(record.get("created_at"))
+    return fact, _parse_stamp(record.get("created_at"), "created_at", optional=True)
 
 
 def _live_twins(fact_keys: set[str]) -> set[str]:

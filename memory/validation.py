@@ -1,8 +1,4 @@
-"""Checks every write and read runs before it touches the database.
-
-Each ``clean_*`` returns the normalised value or raises ``MemoryInputError`` naming the
-field, with a one-line message a person can act on.
-"""
+"""Checks every write and read runs first: each ``clean_*`` normalises or raises, naming it."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,12 +32,16 @@ class CleanFact:
     fact_key: str
 
 
-def clean_text(value: Any, *, what: str = "text", max_chars: int = textmod.MAX_TEXT_CHARS) -> str:
+def _string(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise MemoryInputError(f"{what} must be a string", field=what)
     if textmod.has_control_chars(value):
         raise MemoryInputError(f"{what} contains NUL or other control characters", field=what)
-    stripped = value.strip()
+    return value
+
+
+def clean_text(value: Any, *, what: str = "text", max_chars: int = textmod.MAX_TEXT_CHARS) -> str:
+    stripped = _string(value, what).strip()
     if not stripped:
         raise MemoryInputError(f"{what} is empty", field=what)
     if len(stripped) > max_chars:
@@ -55,10 +55,7 @@ def clean_company(value: Any) -> tuple[str | None, str | None]:
     """(display name, key) for a company, or (None, None) for global."""
     if value is None:
         return None, None
-    if not isinstance(value, str):
-        raise MemoryInputError("company must be a string", field="company")
-    if textmod.has_control_chars(value):
-        raise MemoryInputError("company contains NUL or other control characters", field="company")
+    _string(value, "company")
     display = textmod.collapse(value)
     key = textmod.company_key(value)
     if not key:
@@ -106,11 +103,7 @@ def clean_reason(value: Any) -> str:
 def clean_actor(value: Any, *, what: str = "actor") -> str:
     if not value:
         return ""
-    if not isinstance(value, str):
-        raise MemoryInputError(f"{what} must be a string", field=what)
-    if textmod.has_control_chars(value):
-        raise MemoryInputError(f"{what} contains NUL or other control characters", field=what)
-    actor = value[:MAX_ACTOR_CHARS]
+    actor = _string(value, what)[:MAX_ACTOR_CHARS]
     refuse_secrets(actor, what=what)
     return actor
 

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from memory import attribution
 from memory.models import Kind, Memory
+from memory.transfer import EXPORT_FIELDS
 from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
 
 
@@ -60,25 +61,8 @@ class FactSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Memory
-        fields = (
-            "id",
-            "text",
-            "kind",
-            "company",
-            "source",
-            "fit_score",
-            "ref",
-            "created_at",
-            "last_seen_at",
-            "seen_count",
-            "created_by",
-            "status",
-            "deleted_at",
-            "delete_reason",
-            "deleted_by",
-            "supersedes",
-            "superseded_by",
-        )
+        # Every exported column, then the two the ledger derives.
+        fields = (*EXPORT_FIELDS, "status", "superseded_by")
         read_only_fields = fields
 
     def get_superseded_by(self, memory: Memory) -> int | None:
