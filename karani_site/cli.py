@@ -47,7 +47,8 @@ def _print_help() -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-def run(argv: list[str]) -> None:
+def run(argv: list[str], *, karani_help: bool = False) -> None:
+    """Django's command line (or, with ``karani_help``, karani's own help), failures in one line."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
@@ -67,42 +68,31 @@ def run(argv: list[str]) -> None:
             return super().fetch_command(subcommand)
 
     try:
+        if karani_help:
+            _print_help()
+            return
         utility = Utility(argv)
         utility.prog_name = argv[0]
         utility.execute()
     except ImproperlyConfigured as exc:
-        _configuration_error(exc)
+        # A bad environment variable is the user's to fix: say which, without a traceback.
+        message = " ".join(str(exc).split("\n"))
+        sys.stderr.write(f"{PROG}: configuration error: {message}\n")
+        sys.exit(2)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv if argv is None else argv)[1:]
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     first = args[0] if args else "--help"
     if first in ("--version", "-V"):
         from karani_site.version import VERSION
 
         sys.stdout.write(f"{PROG} {VERSION}\n")
-        return
-    if first == "django":
+    elif first == "django":
         # Django's full command set and help, as `python manage.py` shows them.
         run([f"{PROG} django", *args[1:]])
-        return
-    if first in ("--help", "-h") or args == ["help"]:
-        from django.core.exceptions import ImproperlyConfigured
-
-        try:
-            _print_help()
-        except ImproperlyConfigured as exc:
-            _configuration_error(exc)
-        return
-    run([PROG, *args])
-
-
-def _configuration_error(exc: Exception) -> None:
-    # A bad environment variable is the user's to fix: say which, without a traceback.
-    message = " ".join(str(exc).split("\n"))
-    sys.stderr.write(f"{PROG}: configuration error: {message}\n")
-    sys.exit(2)
+    else:
+        run([PROG, *args], karani_help=first in ("--help", "-h") or args == ["help"])
 
 
 if __name__ == "__main__":
