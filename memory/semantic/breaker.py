@@ -1,12 +1,7 @@
-"""A circuit breaker in front of the semantic index, shared by every process on one data dir.
+"""A circuit breaker in front of the semantic index: one timeout and one warning per outage.
 
-A dead or hung store costs one timeout (~KARANI_VECTOR_TIMEOUT); after that every call is
-skipped until KARANI_VECTOR_COOLDOWN passes, so a batch of 1,000 writes or recalls pays
-once. Each outage logs exactly one warning, when the breaker opens.
-
-The open state is also written to a small file under KARANI_DATA_DIR, keyed by the store
-(DSN and collection), so a run of short CLI processes pays the timeout once per cool-down,
-not once per process. Wall-clock time there, since monotonic clocks differ between processes.
+The open state is kept in a file under KARANI_DATA_DIR, in wall-clock time, so short CLI
+processes share the cool-down (ADR 0009).
 """
 
 import hashlib
@@ -64,18 +59,22 @@ def _clear_shared() -> None:
 
 
 class Breaker:
-    def __init__(self) -> None:
+    """Skips calls for a cool-down after a failure; ``shared`` keeps the state in STATE_FILE."""
+
+    def __init__(self, warning: str, *, shared: bool) -> None:
         self._lock = threading.Lock()
         self._open_until = 0.0
         self._reason: str | None = None
+        self._warning = warning  # logged with the cool-down and the reason
+        self._shared = shared
 
     def allow(self) -> bool:
-        """May a call go to the index now? (True again once the cool-down has passed.)"""
+        """May a call go through now? (True again once the cool-down has passed.)"""
         with self._lock:
             now = time.time()
             if now < self._open_until:
                 return False
-            shared_until, shared_reason = _read_shared()
+            shared_until, shared_reason = _read_shared() if self._shared else (0.0, None)
             if now < shared_until:
                 self._open_until, self._reason = shared_until, shared_reason
                 return False
@@ -83,7 +82,7 @@ class Breaker:
 
     @property
     def reason(self) -> str | None:
-        """Why the index last failed, while the breaker is open or half-open."""
+        """Why the last call failed, while the breaker is open or half-open."""
         return self._reason
 
     def trip(self, reason: str, *, cooldown: float) -> None:
@@ -94,22 +93,17 @@ class Breaker:
             already_open = now < self._open_until
             self._open_until = now + cooldown
             self._reason = reason
-            _write_shared(self._open_until, reason)
+            if self._shared:
+                _write_shared(self._open_until, reason)
         if not already_open:
-            log.warning(
-                "semantic index unavailable, recall falls back to keyword and writes stay "
-                "pending (retry in %gs; `karani doctor` shows why, `karani reindex --pending` "
-                "catches up): %s",
-                cooldown,
-                reason,
-            )
+            log.warning(self._warning, cooldown, reason)
 
     def succeeded(self) -> None:
         with self._lock:
             was_failing = self._reason is not None
             self._open_until = 0.0
             self._reason = None
-            if was_failing:
+            if was_failing and self._shared:
                 _clear_shared()
         if was_failing:
             log.info("semantic index is answering again")
@@ -119,7 +113,12 @@ class Breaker:
         with self._lock:
             self._open_until = 0.0
             self._reason = None
-            _clear_shared()
+            if self._shared:
+                _clear_shared()
 
 
-breaker = Breaker()
+breaker = Breaker(
+    "semantic index unavailable, recall falls back to keyword and writes stay pending (retry "
+    "in %gs; `karani doctor` shows why, `karani reindex --pending` catches up): %s",
+    shared=True,
+)

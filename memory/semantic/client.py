@@ -1,11 +1,7 @@
-"""Lazy construction of mem0 over pgvector, once per process.
+"""mem0 over pgvector, built once per process on first use.
 
-Two caches, because they fail and change differently:
-- the mem0 ``Memory`` (the embedding model: 4-8 s and ~570 MB to load) per embedder/LLM
-  configuration, kept across store outages;
-- the vector store (our own psycopg pool with short timeouts) per DSN and collection,
-  thrown away after any failure so the next attempt reconnects and recreates a dropped
-  collection.
+The mem0 ``Memory`` (a slow-loading model) is cached per model configuration and survives
+store outages; the vector store (our pool, short timeouts) is dropped after any failure.
 """
 
 import importlib.util
@@ -44,14 +40,10 @@ class Client:
         return self.store.connection_pool
 
 
-class _DropOurPoolNoise(logging.Filter):
-    # psycopg_pool logs a warning on every background reconnect attempt; while the store is
-    # down that would repeat forever. The breaker already logged the one warning that counts.
-    def filter(self, record: logging.LogRecord) -> bool:
-        return POOL_NAME not in record.getMessage()
-
-
-_pool_noise = _DropOurPoolNoise()
+def _not_our_pool(record: logging.LogRecord) -> bool:
+    # psycopg_pool warns on every background reconnect, forever while the store is down; the
+    # breaker already logged the one warning that counts.
+    return POOL_NAME not in record.getMessage()
 
 
 def import_mem0(cfg: SemanticConfig) -> Any:
@@ -71,7 +63,7 @@ def import_mem0(cfg: SemanticConfig) -> Any:
     # setLevel clears every logger's level cache, and this runs on every recall.
     if mem0_log.level != logging.CRITICAL:
         mem0_log.setLevel(logging.CRITICAL)
-    logging.getLogger("psycopg.pool").addFilter(_pool_noise)  # a no-op when already there
+    logging.getLogger("psycopg.pool").addFilter(_not_our_pool)  # a no-op when already there
     return Memory
 
 
@@ -85,16 +77,8 @@ def _configure_connection(conn: Any) -> None:
 
 
 def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
-    """libpq parameters that bound every way a vector-store call can hang.
-
-    - connect_timeout: a server that accepts and never answers the start-up;
-    - statement_timeout (server side): a query that runs or waits too long once connected
-      (a lock held by another session, a slow scan), so a recall falls back and a write
-      stays pending instead of blocking its caller (a qualify batch) indefinitely. Reindex
-      lifts it for its index builds (store.maintenance);
-    - TCP keepalives + tcp_user_timeout: a peer that vanished (network cut, host gone)
-      while a pooled connection sat idle or waited for an answer.
-    """
+    """libpq parameters that bound every way a vector-store call can hang: connecting, a
+    slow or blocked statement (lifted by reindex), and a peer that vanished mid-call."""
     from psycopg.conninfo import conninfo_to_dict
 
     timeout_ms = max(100, round(cfg.timeout * 1000))
@@ -114,10 +98,7 @@ def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
 def vector_adapters() -> Any:
     """psycopg adapters for our pool: numpy arrays go out in pgvector's binary format.
 
-    With no type OID attached, PostgreSQL takes the parameter's type from its target column
-    (``vector``), so this works on a database where the extension is created only later
-    (mem0's create_col), unlike pgvector's register_vector. Everything else (mem0's query
-    vectors are Python lists) is adapted as before.
+    Unlike pgvector's register_vector this needs no ``vector`` type yet (mem0 creates it later).
     """
     import psycopg
     from pgvector.psycopg.vector import VectorBinaryDumper
@@ -194,7 +175,8 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
                     cfg,
                     max_tokens=budget.completion if budget else extraction.MAX_COMPLETION_TOKENS,
                 ),
-                "history_db_path": cfgmod.history_db_path(cfg),
+                # The ledger is the audit log; karani never calls mem0's add(), which writes it.
+                "history_db_path": ":memory:",
             }
         )
     except Exception as exc:
@@ -295,7 +277,3 @@ def discard_all() -> None:
     discard_store()
     with _lock:
         _memory, _memory_key, _budget = None, None, None
-
-
-def loaded_embedder() -> bool:
-    return _memory is not None

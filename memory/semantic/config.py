@@ -17,7 +17,6 @@ MEM0_USER = "karani"
 # always present (a JSON null is not "absent" to mem0's filters). Company keys are
 # casefolded (memory.text.company_key), so an upper-case value can never collide with one.
 GLOBAL_SENTINEL = "__GLOBAL__"
-BUNDLED_MODEL_DIMS = 384
 # Where an unset KARANI_LLM_BASE_URL points mem0's mandatory LLM client: a discard port that
 # refuses at once. Nothing calls it (writes go in verbatim), but Memory() insists on one.
 UNUSED_LLM_URL = "http://127.0.0.1:9/v1"
@@ -111,21 +110,15 @@ def load() -> SemanticConfig:
 
 
 def prepare_environment(cfg: SemanticConfig) -> None:
-    """Must run before the first `import mem0`: both variables are read once, at import.
-
-    Telemetry off (otherwise mem0 fetches notices from GitHub and posts to PostHog), and its
-    config file under KARANI_DATA_DIR instead of ~/.mem0.
-    """
+    """Before the first `import mem0`, which reads these once: telemetry off, files under
+    KARANI_DATA_DIR instead of ~/.mem0, and model hubs never reached."""
     os.environ["MEM0_TELEMETRY"] = "False"
-    # Local models only: never reach for a model hub, and no progress bars on stderr.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    # Read once, when torch loads OpenMP. Idle OpenMP workers otherwise spin for a while
-    # after each op; on a busy 2-core machine two spinning threads made a one-sentence
-    # query ~10x slower. Passive workers sleep, so more than one thread (reindex batches)
-    # costs nothing when the cores are taken.
+    # Read once, when torch loads OpenMP: idle workers sleep instead of spinning on a busy
+    # machine's cores.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     cfg.mem0_dir.mkdir(parents=True, exist_ok=True)
     os.environ["MEM0_DIR"] = str(cfg.mem0_dir)
@@ -163,13 +156,8 @@ def embedder_config(cfg: SemanticConfig) -> dict[str, Any]:
 
 
 def embedder_dtype(cfg: SemanticConfig) -> str:
-    """The local embedder's weight type. Imports torch: call only when loading the model.
-
-    bfloat16 halves the weights a forward pass streams from memory and runs on the CPU's
-    native bf16 units: ~2x the batch throughput (reindex) and ~25% off a one-sentence query
-    on these 2-core machines (bench/semantic_reindex.py, bench/semantic_latency.py). Without
-    native support torch emulates bf16, which is slower than float32, hence ``auto``.
-    """
+    """The local embedder's weight type (imports torch): bfloat16 only where the CPU has
+    native bf16 units, since emulated bf16 is slower than float32."""
     if cfg.embedder_dtype != "auto":
         return cfg.embedder_dtype
     import torch
@@ -190,8 +178,3 @@ def llm_config(cfg: SemanticConfig, *, max_tokens: int) -> dict[str, Any]:
             "temperature": 0.0,
         },
     }
-
-
-def history_db_path(cfg: SemanticConfig) -> str:
-    # The ledger is the audit log, and karani never calls mem0's add(), which writes history.
-    return ":memory:"

@@ -1,32 +1,21 @@
-"""Fact extraction on writes (KARANI_LLM_BASE_URL set) that fits a small local model.
+"""Fact extraction on writes with a prompt small enough for a local model's context.
 
-mem0 2.2.1's own extraction, ``Memory.add(infer=True)``, sends a fixed system prompt of about
-8,000 tokens (``ADDITIVE_EXTRACTION_PROMPT``; its ``custom_instructions`` / ``prompt`` hooks
-only append to it) and asks for up to 2,000 more: it cannot run on the 4k-8k contexts local
-models are served with. karani calls mem0's LLM client itself (``llm.generate_response``, the
-completion bounded by mem0's ``max_tokens`` setting) with a compact prompt sized from the
-endpoint's context window, and the caller stores the statements through the same path as
-verbatim rows.
-
-``extract`` never raises and never blocks a write for long: when the prompt cannot fit, the
-LLM fails or says nothing usable, it returns None and the caller indexes the fact verbatim at
-once. An unreachable LLM is skipped for KARANI_VECTOR_COOLDOWN after one failure, so a batch
-pays its timeout once. Extracted statements that look like credentials are dropped: only the
-ledger's text passed the write-time check.
+mem0's own extraction prompt does not fit a 4k-8k context (docs/local-model.md). ``extract``
+never raises: without usable statements the caller indexes the fact verbatim at once.
 """
 
 import json
 import logging
 import math
 import re
-import threading
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory.credentials import find_secrets
+from memory.errors import first_line
+from memory.semantic.breaker import Breaker
 from memory.semantic.config import SemanticConfig
 from memory.text import MAX_TEXT_CHARS
 
@@ -112,34 +101,10 @@ def fits(text: str, plan: Budget) -> bool:
     return needed <= plan.prompt_room
 
 
-class _Outage:
-    """Skips extraction for a cool-down after the LLM failed to answer; warns once an outage."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._until = 0.0
-
-    def allow(self) -> bool:
-        with self._lock:
-            return time.monotonic() >= self._until
-
-    def trip(self, reason: str, *, cooldown: float) -> None:
-        with self._lock:
-            already = time.monotonic() < self._until
-            self._until = time.monotonic() + cooldown
-        if not already:
-            log.warning(
-                "extraction LLM unavailable, facts are indexed verbatim (retry in %gs): %s",
-                cooldown,
-                reason,
-            )
-
-    def reset(self) -> None:
-        with self._lock:
-            self._until = 0.0
-
-
-outage = _Outage()
+# Skips extraction for a cool-down after the LLM failed to answer, in this process only.
+outage = Breaker(
+    "extraction LLM unavailable, facts are indexed verbatim (retry in %gs): %s", shared=False
+)
 
 
 def _is_outage(exc: BaseException) -> bool:
@@ -165,7 +130,7 @@ def extract(client: "Client", text: str) -> list[str] | None:
         # a 0.5B model (docs/local-model.md); the reply is parsed leniently instead.
         reply = client.memory.llm.generate_response(messages=messages_for(text))
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = first_line(exc)
         if _is_outage(exc):
             outage.trip(first, cooldown=client.config.cooldown)
         else:

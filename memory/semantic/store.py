@@ -1,10 +1,4 @@
-"""Writing ledger rows into the vector collection, and reading its bookkeeping.
-
-The verbatim path (no LLM) never calls mem0's one-row ``add``: it embeds a batch with
-mem0's embedder and writes it with one ``vector_store.insert``, the rows mem0's own search
-reads (see MEM0.md, "Bulk path"). With KARANI_LLM_BASE_URL set, each row is first offered
-to extraction (memory.semantic.extraction), whose statements go in by the same insert.
-"""
+"""Ledger rows into the vector collection (one ``vector_store.insert`` a batch), and bookkeeping."""
 
 import hashlib
 import logging
@@ -53,49 +47,38 @@ def embed_texts(client: Client, texts: list[str]) -> Any:
     return model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
 
 
+def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> list[str]:
+    # float32 arrays go to PostgreSQL in pgvector's binary format (client.vector_adapters);
+    # lists would be formatted and parsed back as text, a tenth of the CPU per row.
+    import numpy as np
+
+    ids = [str(uuid.uuid4()) for _ in payloads]
+    arrays = [np.asarray(v, dtype=np.float32) for v in vectors]
+    client.store.insert(vectors=arrays, payloads=payloads, ids=ids)
+    return ids
+
+
 def insert_rows(
     client: Client, memories: Sequence[Memory], vectors: Any
 ) -> list[tuple[Memory, str]]:
-    """Write through mem0's ``vector_store.insert``, vectors as float32 arrays.
-
-    Arrays go to PostgreSQL in pgvector's binary format (client.vector_adapters); lists would
-    be formatted and parsed back as text, a tenth of the CPU per row.
-    """
-    import numpy as np
-
-    ids = [str(uuid.uuid4()) for _ in memories]
-    arrays = [np.asarray(v, dtype=np.float32) for v in vectors]
-    client.store.insert(vectors=arrays, payloads=[payload(m) for m in memories], ids=ids)
+    """Write each row's vector through mem0's ``vector_store.insert``; (row, vector id) pairs."""
+    ids = _insert(client, vectors, [payload(m) for m in memories])
     return list(zip(memories, ids, strict=True))
 
 
 def extract_and_add(client: Client, memory: Memory) -> list[str]:
-    """Index the LLM's statements of the fact (memory.semantic.extraction); their vector ids.
-
-    [] when extraction gave nothing to store: the caller then indexes the fact verbatim.
-    """
-    import numpy as np
-
+    """Index the LLM's statements of the fact; [] when there are none (index it verbatim)."""
     from memory.semantic import extraction
 
     texts = extraction.extract(client, memory.text)
     if not texts:
         return []
-    vectors = embed_texts(client, texts)
-    ids = [str(uuid.uuid4()) for _ in texts]
-    client.store.insert(
-        vectors=[np.asarray(v, dtype=np.float32) for v in vectors],
-        payloads=[payload(memory, text) for text in texts],
-        ids=ids,
-    )
-    return ids
+    return _insert(client, embed_texts(client, texts), [payload(memory, t) for t in texts])
 
 
 def mark_indexed(pairs: Sequence[tuple[Memory, str]]) -> None:
-    """Record each row's vector id and when it was indexed (the ledger's bookkeeping).
-
-    executemany, not bulk_update, whose CASE with a branch per row grows quadratically.
-    """
+    """Record each row's vector id and when it was indexed (the ledger's bookkeeping)."""
+    # executemany, not bulk_update, whose CASE with a branch per row grows quadratically.
     if not pairs:
         return
     now = timezone.now()
@@ -189,10 +172,7 @@ def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool =
 
 
 def drop_search_indexes(client: Client) -> None:
-    """Drop the HNSW and full-text indexes before a bulk load; ensure_indexes rebuilds them.
-
-    One build at the end costs a fraction of maintaining them row by row.
-    """
+    """Drop the HNSW and full-text indexes before a bulk load: one rebuild costs far less."""
     col = client.config.collection
     with client.pool.connection() as conn:
         for suffix in ("hnsw_idx", "text_lemmatized_idx"):

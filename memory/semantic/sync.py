@@ -1,10 +1,7 @@
-"""Keeping the index in step with ledger writes (called after each commit).
+"""Keeping the index in step with ledger writes, after each commit.
 
-With an LLM configured a row is indexed as extraction's statements when it gives some, else
-verbatim; only a failing store (or embedder) leaves it out. A row the index could not take
-keeps ``indexed_at`` null: it is pending, and ``reindex --pending`` (or the next full
-``reindex``) catches it up. A soft-deleted row whose
-``vector_id`` is still set has a vector waiting to be removed.
+A row the index could not take keeps ``indexed_at`` null (pending); a deleted row that still
+has a ``vector_id`` has a vector to remove. ``reindex --pending`` catches up both.
 """
 
 import logging
