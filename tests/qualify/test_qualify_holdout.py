@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(autouse=True)
 def _fresh_salt():
-    holdout.forget_cached_salt()
+    holdout._salt_cache.clear()
     yield
-    holdout.forget_cached_salt()
+    holdout._salt_cache.clear()
 
 
 @pytest.mark.parametrize("share", [0.05, 0.1, 0.25, 0.5])
@@ -49,7 +49,7 @@ def test_it_stores_one_salt_per_installation(settings):
     settings.KARANI_MEMORY_HOLDOUT = 0.2
 
     arms = [holdout.arm_for(i) for i in range(1, 501)]
-    holdout.forget_cached_salt()  # read back from the database, not the process cache
+    holdout._salt_cache.clear()  # read back from the database, not the process cache
     again = [holdout.arm_for(i) for i in range(1, 501)]
 
     (row,) = InstallationSalt.objects.all()
@@ -137,4 +137,7 @@ def test_it_refuses_a_bad_holdout_share_naming_the_range(value):
 
     assert result.returncode != 0
     assert len(result.stderr.strip().splitlines()) == 1
-    assert f"KARANI_MEMORY_HOLDOUT={value!r}: use a fraction from 0 to 0.5" in result.stderr
+    assert (
+        f"KARANI_MEMORY_HOLDOUT={value!r} is not valid; use a fraction from 0 to 0.5"
+        in result.stderr
+    )
