@@ -19,20 +19,13 @@ def fraction() -> float:
 def salt() -> str:
     """The installation's salt, created on first use (one row; a racing creator loses)."""
     if "value" not in _salt_cache:
-        row, created = InstallationSalt.objects.get_or_create(
+        row = InstallationSalt.objects.get_or_create(
             pk=1, defaults={"value": secrets.token_hex(16)}
-        )
-        if created:
-            # Cached only once committed: a rolled-back salt must not outlive its row.
-            transaction.on_commit(lambda: _salt_cache.setdefault("value", row.value))
-            return row.value
-        _salt_cache["value"] = row.value
+        )[0]
+        # Cached only once committed: a rolled-back salt must not outlive its row.
+        transaction.on_commit(lambda: _salt_cache.setdefault("value", row.value))
+        return row.value
     return _salt_cache["value"]
-
-
-def forget_cached_salt() -> None:
-    """Tests that roll the salt row back must not keep a salt the database no longer has."""
-    _salt_cache.clear()
 
 
 def position(posting_id: int, *, salt_value: str) -> float:
