@@ -1,8 +1,5 @@
-"""Agent mode: the model may call a ``recall`` tool while it qualifies a posting.
-
-The injected block's caps hold (``context.fact_cap()`` distinct facts in all), plus
-MAX_TOOL_ROUNDS rounds; code fixes the company scope, the model only chooses the query.
-"""
+"""Agent mode: the model may call a ``recall`` tool, within the injected block's fact cap and
+MAX_TOOL_ROUNDS; code fixes the company scope, the model only chooses the query."""
 
 import json
 import logging
@@ -47,15 +44,15 @@ class AgentRun:
     memory_errors: list[str] = field(default_factory=list)
 
 
+@dataclass
 class _Recall:
     """The tool's implementation, holding the per-qualification budget."""
 
-    def __init__(self, posting: Posting, cap: int, before: datetime | None = None) -> None:
-        self.posting = posting
-        self.cap = cap
-        self.before = before
-        self.seen: dict[int, RecalledFact] = {}
-        self.errors: list[str] = []
+    posting: Posting
+    cap: int
+    before: datetime | None
+    seen: dict[int, RecalledFact] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
 
     @property
     def remaining(self) -> int:
@@ -102,36 +99,30 @@ def run(
     """The tool loop, then the verdict; a failure comes back as ``error`` with the facts
     already shown, so the recorded qualification still says what the model saw."""
     recall = _Recall(posting, context.fact_cap(), before)
+    rounds = 0
     try:
-        criteria = _loop(client, messages, recall)
+        while True:
+            offer_tools = rounds < MAX_TOOL_ROUNDS and recall.remaining > 0
+            if offer_tools:
+                reply = client.complete(messages, tools=[RECALL_TOOL])
+            else:
+                # Out of rounds or budget: no tools, and the reply is held to the verdict schema.
+                reply = client.complete(messages, json_schema=VERDICT_SCHEMA)
+            if not (offer_tools and reply.get("tool_calls")):
+                break
+            rounds += 1
+            messages.append(reply)
+            for call in reply["tool_calls"]:
+                name, arguments = call["function"]["name"], call["function"]["arguments"]
+                if name == "recall":
+                    result = recall(arguments)
+                else:
+                    result = {"error": f"unknown tool {name!r}; the only tool is recall"}
+                content = json.dumps(result, ensure_ascii=False)
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        criteria = llm.settle_verdict(client, messages, reply)
     except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
         return AgentRun(criteria=None, error=str(exc), facts=list(recall.seen.values()))
     return AgentRun(
         criteria=criteria, facts=list(recall.seen.values()), memory_errors=recall.errors
     )
-
-
-def _loop(
-    client: llm.ChatClient, messages: list[dict[str, Any]], recall: _Recall
-) -> dict[str, Any]:
-    rounds = 0
-    while True:
-        offer_tools = rounds < MAX_TOOL_ROUNDS and recall.remaining > 0
-        if offer_tools:
-            reply = client.complete(messages, tools=[RECALL_TOOL])
-        else:
-            # Out of rounds or budget: no tools, and the reply is held to the verdict schema.
-            reply = client.complete(messages, json_schema=VERDICT_SCHEMA)
-        if not (offer_tools and reply.get("tool_calls")):
-            break
-        rounds += 1
-        messages.append(reply)
-        for call in reply["tool_calls"]:
-            name, arguments = call["function"]["name"], call["function"]["arguments"]
-            if name == "recall":
-                result = recall(arguments)
-            else:
-                result = {"error": f"unknown tool {name!r}; the only tool is recall"}
-            content = json.dumps(result, ensure_ascii=False)
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-    return llm.settle_verdict(client, messages, reply)

@@ -1,12 +1,9 @@
-"""The qualify pipeline's one door: import postings, set the profile, qualify, record outcomes.
-
-Events are written first, then their memory facts (through ``memory.services``), so that a
-memory outage never rolls back, blocks or fails an event.
-"""
+"""The qualify pipeline's one door; events are written before their memory facts, so that a
+memory outage never rolls back, blocks or fails an event."""
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -110,10 +107,6 @@ class Qualified:
     memory_error: str | None = None  # recall failed: the block was empty
     fact_error: str | None = None  # the verdict fact was not written
 
-    @property
-    def endpoint_failed(self) -> bool:
-        return self.qualification.error.startswith("LLM endpoint")
-
 
 def qualify_posting(
     *,
@@ -125,18 +118,17 @@ def qualify_posting(
 ) -> Qualified:
     """Ask the model about one posting and record the result (a verdict or an error)."""
     prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode, pool=pool)
-    version, messages = prepared.version, prepared.messages
-    facts, memory_error = prepared.facts, prepared.memory_error
+    version, facts, memory_error = prepared.version, prepared.facts, prepared.memory_error
     client.elapsed_ms = 0.0
     criteria: dict[str, Any] | None = None
     error = ""
     if version.agent:
-        run = agent.run(client, messages, posting)
+        run = agent.run(client, prepared.messages, posting)
         criteria, error, facts = run.criteria, run.error, run.facts
         memory_error = run.memory_errors[0] if run.memory_errors else None
     else:
         try:
-            criteria = llm.ask_verdict(client, messages)
+            criteria = llm.ask_verdict(client, prepared.messages)
         except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
             error = str(exc)
     decision = verdict.decide(criteria) if criteria is not None else None
@@ -144,9 +136,8 @@ def qualify_posting(
         with transaction.atomic():
             q = Qualification.objects.create(
                 posting=posting,
-                verdict=decision.verdict if decision else None,
-                fit_score=decision.fit_score if decision else None,
-                reasons=decision.reasons if decision else "",
+                # No decision: the model's defaults (no verdict, no score, no reasons).
+                **(asdict(decision) if decision else {}),
                 criteria=criteria or {},
                 prompt_version=version.name,
                 mode=Mode.AGENT if version.agent else Mode.SINGLE,
@@ -265,26 +256,21 @@ def run_batch(
         if done is None:
             summary.skipped += 1
             continue
-        _count(summary, done)
-        failures_in_a_row = failures_in_a_row + 1 if done.endpoint_failed else 0
+        q = done.qualification
+        if q.error:
+            summary.errors += 1
+            summary.last_error = q.error
+        elif q.verdict == "qualified":
+            summary.qualified += 1
+        else:
+            summary.rejected += 1
+        summary.with_memory += q.fact_count > 0
+        summary.memory_unavailable += done.memory_error is not None
+        summary.facts_not_written += done.fact_error is not None
+        failures_in_a_row = failures_in_a_row + 1 if q.error.startswith("LLM endpoint") else 0
         if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
             summary.stopped = (
-                f"stopped after {failures_in_a_row} endpoint failures in a row "
-                f"({done.qualification.error})"
+                f"stopped after {failures_in_a_row} endpoint failures in a row ({q.error})"
             )
             break
     return summary
-
-
-def _count(summary: BatchSummary, done: Qualified) -> None:
-    q = done.qualification
-    if q.error:
-        summary.errors += 1
-        summary.last_error = q.error
-    elif q.verdict == "qualified":
-        summary.qualified += 1
-    else:
-        summary.rejected += 1
-    summary.with_memory += q.fact_count > 0
-    summary.memory_unavailable += done.memory_error is not None
-    summary.facts_not_written += done.fact_error is not None
