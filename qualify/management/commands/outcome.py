@@ -23,19 +23,14 @@ class Command(QualifyCommand):
             posting_id=opts["posting_id"], stage=opts["stage"], note=opts["note"]
         )
         outcome = recorded.outcome
-        if opts["json"]:
-            self.write_json(
-                {
-                    "id": outcome.pk,
-                    "posting": outcome.posting_id,
-                    "stage": outcome.stage,
-                    "qualification": outcome.qualification_id,
-                    "fact_written": recorded.fact_error is None,
-                }
-            )
-            return
-        self.stdout.write(
-            f"recorded {outcome.stage} for posting {outcome.posting_id} (#{outcome.pk})"
-        )
-        if recorded.fact_error:
+        payload = {
+            "id": outcome.pk,
+            "posting": outcome.posting_id,
+            "stage": outcome.stage,
+            "qualification": outcome.qualification_id,
+            "fact_written": recorded.fact_error is None,
+        }
+        text = f"recorded {outcome.stage} for posting {outcome.posting_id} (#{outcome.pk})"
+        self.emit(opts, payload, text)
+        if recorded.fact_error and not opts["json"]:
             self.stderr.write(f"outcome fact not written to memory: {recorded.fact_error}")

@@ -47,9 +47,8 @@ class Command(QualifyCommand):
             "dealbreakers": profile.dealbreakers,
             "updated_at": profile.updated_at.isoformat(),
         }
-        if opts["json"]:
-            self.write_json(payload)
-            return
-        self.stdout.write(f"summary: {profile.summary}")
-        self.stdout.write(f"preferences: {profile.preferences or '-'}")
-        self.stdout.write(f"dealbreakers: {'; '.join(profile.dealbreakers) or '-'}")
+        text = (
+            f"summary: {profile.summary}\npreferences: {profile.preferences or '-'}\n"
+            f"dealbreakers: {'; '.join(profile.dealbreakers) or '-'}"
+        )
+        self.emit(opts, payload, text)

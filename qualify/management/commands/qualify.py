@@ -40,30 +40,27 @@ class Command(QualifyCommand):
             )
         if opts["json"]:
             self.write_json(asdict(summary))
-            if summary.stopped:
-                raise CommandError(summary.stopped)
-            return
-        if not summary.total:
+        elif not summary.total:
             self.stdout.write("nothing to qualify: every live posting has a verdict")
-            return
-        self.stdout.write(
-            f"qualified {summary.qualified}, rejected {summary.rejected}, "
-            f"errors {summary.errors}, skipped {summary.skipped} (of {summary.total}); "
-            f"{summary.with_memory} with memory facts"
-        )
-        if summary.memory_unavailable:
+        else:
             self.stdout.write(
-                f"memory was unavailable for {summary.memory_unavailable}: "
-                "decided without recalled facts"
+                f"qualified {summary.qualified}, rejected {summary.rejected}, "
+                f"errors {summary.errors}, skipped {summary.skipped} (of {summary.total}); "
+                f"{summary.with_memory} with memory facts"
             )
-        if summary.facts_not_written:
-            self.stdout.write(
-                f"{summary.facts_not_written} verdict facts were not written to memory "
-                "(see warnings)"
-            )
-        if summary.errors:
-            self.stdout.write(
-                f"last error: {summary.last_error} (errored postings are retried next run)"
-            )
+            if summary.memory_unavailable:
+                self.stdout.write(
+                    f"memory was unavailable for {summary.memory_unavailable}: "
+                    "decided without recalled facts"
+                )
+            if summary.facts_not_written:
+                self.stdout.write(
+                    f"{summary.facts_not_written} verdict facts were not written to memory "
+                    "(see warnings)"
+                )
+            if summary.errors:
+                self.stdout.write(
+                    f"last error: {summary.last_error} (errored postings are retried next run)"
+                )
         if summary.stopped:
             raise CommandError(summary.stopped)
