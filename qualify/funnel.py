@@ -1,8 +1,6 @@
-"""The funnel: per prompt version, how qualified postings convert; and the memory arm
-against the holdout arm over the same randomised decisions (see docs/qualify.md).
+"""The funnel per prompt version, and the memory arm against the holdout arm (docs/qualify.md).
 
-A posting reached a stage when it has a live outcome at that stage or a later one, so an
-interview recorded without its screen still counts as a screen.
+A posting reached a stage when it has a live outcome at that stage or a later one.
 """
 
 from dataclasses import asdict, dataclass, field
@@ -36,8 +34,7 @@ class Tally:
         self.decisions += other.decisions
         self.with_memory_facts += other.with_memory_facts
         self.errors += other.errors
-        for step in STEPS:
-            self.counts[step] += other.counts[step]
+        self.counts = {step: n + other.counts[step] for step, n in self.counts.items()}
 
     def base(self, step: str) -> int:
         return self.decisions if step == "qualified" else self.counts[over(step)]
@@ -144,9 +141,8 @@ class Funnel:
 
 
 def compute() -> Funnel:
-    """Two grouped queries: decisions per (version, arm), then steps reached per the same."""
+    """Decisions per (version, arm), the steps reached per the same, and the arms' period."""
     cells: dict[tuple[str, str], Tally] = {}
-    first = last = None
     for r in (
         Qualification.objects.values("prompt_version", "arm")
         .annotate(
@@ -154,8 +150,6 @@ def compute() -> Funnel:
             qualified=Count("id", filter=Q(verdict=Verdict.QUALIFIED)),
             with_memory=Count("id", filter=Q(verdict__isnull=False, fact_count__gt=0)),
             errors=Count("id", filter=Q(verdict__isnull=True)),
-            first=Min("created_at", filter=Q(verdict__isnull=False)),
-            last=Max("created_at", filter=Q(verdict__isnull=False)),
         )
         .order_by()
     ):
@@ -164,9 +158,6 @@ def compute() -> Funnel:
         )
         tally.counts["qualified"] = r["qualified"]
         cells[(r["prompt_version"], r["arm"])] = tally
-        if r["arm"] != Arm.NONE and r["first"] is not None:
-            first = min(first, r["first"]) if first else r["first"]
-            last = max(last, r["last"]) if last else r["last"]
     reached = {
         step: Count("qualification", distinct=True, filter=Q(stage__in=PROGRESS[i:]))
         for i, step in enumerate(PROGRESS)
@@ -189,9 +180,14 @@ def compute() -> Funnel:
         versions.setdefault(version, VersionFunnel(prompt_version=version)).add(tally)
         if arm in arms:
             arms[arm].add(tally)
+    period = (
+        Qualification.objects.decided()
+        .exclude(arm=Arm.NONE)
+        .aggregate(first=Min("created_at"), last=Max("created_at"))
+    )
     return Funnel(
         versions=list(versions.values()),
-        arms=ArmComparison(arms[Arm.MEMORY], arms[Arm.HOLDOUT], first, last),
+        arms=ArmComparison(arms[Arm.MEMORY], arms[Arm.HOLDOUT], **period),
     )
 
 
