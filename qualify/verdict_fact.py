@@ -1,10 +1,5 @@
-"""The verdict fact: what memory keeps about a decision, composed from structured fields only.
-
-The model's free-text reason stays on the qualification (for audit) and never reaches
-memory: a sentence the model wrote, remembered and fed back into later prompts, would turn
-one mistaken judgement into a remembered "fact". A dealbreaker the model reports is kept
-only in the words of the posting or the profile it matches.
-"""
+"""The verdict fact, from structured fields only: the model's own words never reach memory,
+so one mistaken judgement cannot become a remembered "fact" (docs/qualify.md)."""
 
 from qualify.models import Posting, Profile, Verdict
 

@@ -1,7 +1,4 @@
-"""staticfiles' ``runserver`` with TCP_NODELAY, so Nagle never holds wsgiref's small writes.
-
-karani_site comes before django.contrib.staticfiles in INSTALLED_APPS to take the name.
-"""
+"""staticfiles' ``runserver`` with TCP_NODELAY, so Nagle never holds wsgiref's small writes."""
 
 import socket
 from typing import Any
