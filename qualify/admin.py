@@ -30,11 +30,8 @@ class StatusFilter(admin.SimpleListFilter):
         return [("deleted", "deleted"), ("all", "all")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() == "all":
-            return queryset
-        if self.value() == "deleted":
-            return queryset.filter(deleted_at__isnull=False)
-        return queryset.filter(deleted_at__isnull=True)  # default: live rows
+        # The default is live rows.
+        return {"all": queryset, "deleted": queryset.deleted()}.get(self.value(), queryset.alive())
 
 
 class SoftDeleteAdmin(admin.ModelAdmin):

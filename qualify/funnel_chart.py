@@ -58,15 +58,9 @@ def _arms(ax, result: Funnel) -> None:
         return
     ax.set_title(title + (f": {NOT_ENOUGH}" if status != "ok" else ""))
     for offset, name, color in ((-0.12, "memory", "tab:blue"), (0.12, "holdout", "tab:orange")):
-        xs, ys, lows, highs = [], [], [], []
-        for i, step in enumerate(arms.steps):
-            rate = getattr(step, name)
-            if rate is None:
-                continue
-            xs.append(i + offset)
-            ys.append(rate.estimate)
-            lows.append(rate.estimate - rate.low)
-            highs.append(rate.high - rate.estimate)
+        rates = [(i + offset, r) for i, s in enumerate(arms.steps) if (r := getattr(s, name))]
+        xs, ys = [x for x, _ in rates], [r.estimate for _, r in rates]
+        yerr = [[r.estimate - r.low for _, r in rates], [r.high - r.estimate for _, r in rates]]
         label = f"{name} arm ({getattr(arms, name).decisions} decisions)"
-        ax.errorbar(xs, ys, yerr=[lows, highs], fmt="o", capsize=3, color=color, label=label)
+        ax.errorbar(xs, ys, yerr=yerr, fmt="o", capsize=3, color=color, label=label)
     ax.legend(fontsize=8)
