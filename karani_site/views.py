@@ -12,15 +12,13 @@ def home(request: HttpRequest) -> HttpResponse:
     # Imported here so a CLI start-up never pays for the health checks.
     from memory.semantic import health
 
-    report = health.diagnose()
-    user = request.user
     return render(
         request,
         "home.html",
         {
             "version": VERSION,
-            "report": report,
+            "report": health.diagnose(),
             # Layer details name databases and hosts: staff only; everyone sees ok or FAIL.
-            "show_details": user.is_authenticated and user.is_staff,
+            "show_details": request.user.is_staff,
         },
     )

@@ -87,9 +87,7 @@ class FewShotPool:
         )
         return cls(candidates=list(rows))
 
-    def examples_for(
-        self, posting: Posting, *, limit: int = FEW_SHOT_EXAMPLES, before: datetime | None = None
-    ) -> list[dict[str, Any]]:
+    def examples_for(self, posting: Posting, *, before: datetime | None = None) -> list[dict]:
         """Other postings' verdicts, decided before ``before`` if given: same role category
         first, newest first within each group."""
         category = posting.role_category.casefold()
@@ -100,7 +98,7 @@ class FewShotPool:
         ]
         # sort() is stable: within each group the newest-first order is kept.
         others.sort(key=lambda q: q.posting.role_category.casefold() != category)
-        return [_example(q) for q in others[:limit]]
+        return [_example(q) for q in others[:FEW_SHOT_EXAMPLES]]
 
 
 def _example(q: Qualification) -> dict[str, Any]:
