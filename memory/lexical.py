@@ -24,6 +24,7 @@ index is doing.
 import math
 import threading
 import time
+from itertools import accumulate
 
 from django.db import connection
 
@@ -37,6 +38,21 @@ STATS_SECONDS = 60.0
 # A word held by more live facts than this draws no candidates of its own (it still counts
 # in every candidate's score): reading a common word's postings was most of a query's cost.
 COMMON_POSTINGS = 2000
+# Past this many candidates, first ask for the best-scoring few: about TIER_TARGET times the
+# limit, picked among up to MAX_TIER_WORDS words (every subset of them is weighed).
+TIERED_ABOVE = 1000
+TIER_TARGET = 8
+MAX_TIER_WORDS = 8
+# The facts holding a full-text query, and its OR and AND (one condition the planner can
+# give to the index: a subquery it may only walk in score order, checking each fact).
+MATCH = {
+    "postgresql": ("m.term_vec @@ %s::tsquery", " | ", " & "),
+    "sqlite": (
+        "m.id IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s)",
+        " OR ",
+        " AND ",
+    ),
+}
 MAX_CACHED_WORDS = 50_000
 SCALE = 1_000_000_000
 _stats_lock = threading.Lock()
@@ -110,33 +126,73 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     candidate is then scored on every query word.
     """
     words = query_words(query)
-    if not words:
-        return []
-    dfs = document_frequencies(words)
-    count = _live_count()
-    held = [(w, d) for w, d in zip(words, dfs, strict=True) if d > 0]
+    dfs = document_frequencies(words) if words else []
+    held = {w: d for w, d in zip(words, dfs, strict=True) if d > 0}
     if not held:
         return []
-    weight = {w: idf(count, d) for w, d in zip(words, dfs, strict=True)}
-    mass = sum(weight.values())
-    drawing = [w for w, d in held if d <= COMMON_POSTINGS] or [min(held, key=lambda x: x[1])[0]]
-    match = WORD_MATCH[connection.vendor]
+    count = _live_count()
+    mass = sum(idf(count, d) for d in dfs)
+    # Whole units: a sum of integers is the same in any order, so facts holding the same
+    # words tie exactly and the tie-break decides, on every database.
+    units = {w: round(idf(count, d) / mass * SCALE) for w, d in held.items()}
+    drawing = [w for w, d in held.items() if d <= COMMON_POSTINGS] or [min(held, key=held.get)]
+    if sum(held[w] for w in drawing) > TIERED_ABOVE:
+        share = {w: min(d / max(count, 1), 1.0) for w, d in held.items()}
+        tier = _top_tier(units, share, drawing, TIER_TARGET * limit / max(count, 1))
+        hits = _ranked(units, tier, company_key, limit) if tier else []
+        if len(hits) >= limit:
+            return hits
+    return _ranked(units, [[w] for w in drawing], company_key, limit)
+
+
+def _top_tier(
+    units: dict[str, int], share: dict[str, float], drawing: list[str], wanted: float
+) -> list[list[str]] | None:
+    """The candidates scoring at least the highest floor that a ``wanted`` share of facts
+    reaches (the words taken as independent), as the smallest word sets reaching it; None
+    when that is every candidate. Each candidate outside scores below each one inside."""
+    if len(units) > MAX_TIER_WORDS:
+        return None
+    sets: dict[frozenset[str], int] = {}
+    expected = []
+    for mask in range(1, 1 << len(units)):
+        chosen = frozenset(w for i, w in enumerate(units) if mask >> i & 1)
+        if not chosen.isdisjoint(drawing):
+            sets[chosen] = sum(units[w] for w in chosen)
+            odds = math.prod(share[w] if w in chosen else 1 - share[w] for w in units)
+            expected.append((sets[chosen], odds))
+    expected.sort(reverse=True)
+    reached = accumulate(odds for _, odds in expected)
+    floor = next(
+        (score for (score, _), r in zip(expected, reached, strict=True) if r >= wanted), -1
+    )
+    if floor <= expected[-1][0]:
+        return None
+    return [
+        [w for w in units if w in chosen]
+        for chosen, score in sets.items()
+        if score >= floor and all(sets.get(chosen - {w}, -1) < floor for w in chosen)
+    ]
+
+
+def _ranked(
+    units: dict[str, int], sets: list[list[str]], company_key: str | None, limit: int
+) -> list[Hit]:
+    """Live facts in scope holding every word of one of ``sets``, by summed units."""
+    match, either, both = MATCH[connection.vendor]
     position = "strpos" if connection.vendor == "postgresql" else "instr"
     terms, params = [], []
-    for word, _ in held:
+    for word, unit in units.items():
         terms.append(f"CASE WHEN {position}(' ' || m.terms || ' ', %s) > 0 THEN %s ELSE 0 END")
-        # Whole units: a sum of integers is the same in any order, so facts holding the same
-        # words tie exactly and the tie-break decides, on every database.
-        params += [f" {word} ", round(weight[word] / mass * SCALE)]
-    lookups = " UNION ".join(f"SELECT id FROM ({match}) AS one" for _ in drawing)
-    params += [word_param(w) for w in drawing]
+        params += [f" {word} ", unit]
+    params.append(either.join(f"({both.join(map(word_param, words))})" for words in sets))
     scope = ""
     if company_key is not None:
         scope = " AND (m.company_key = %s OR m.company_key IS NULL)"
         params.append(company_key)
     sql = (
         f"SELECT m.id, ({' + '.join(terms)}) AS score FROM memories m"
-        f" WHERE m.id IN ({lookups}) AND m.deleted_at IS NULL{scope}"
+        f" WHERE {match} AND m.deleted_at IS NULL{scope}"
         " ORDER BY score DESC, m.id DESC LIMIT %s"
     )
     with connection.cursor() as cursor:

@@ -81,11 +81,39 @@ def test_it_ranks_as_the_python_reference(ledger, query, company_key):
 def test_it_draws_candidates_from_uncommon_words_only(ledger, query, monkeypatch):
     monkeypatch.setattr(lexical, "COMMON_POSTINGS", 40)  # every word of WORDS is common here
 
-    ours = lexical.search(query=query, company_key="globex", limit=20)
-    theirs = reference(query, "globex", 20)
+    for tiered_above, target in [(10_000, 1), (0, 1), (0, 0.1)]:
+        # Asking for the best tier first (enough facts, or too few: all again) changes nothing.
+        monkeypatch.setattr(lexical, "TIERED_ABOVE", tiered_above)
+        monkeypatch.setattr(lexical, "TIER_TARGET", target)
+        ours = lexical.search(query=query, company_key="globex", limit=20)
+        theirs = reference(query, "globex", 20)
 
-    assert [h.memory_id for h in ours] == [pk for pk, _ in theirs]
-    assert [h.score for h in ours] == pytest.approx([s for _, s in theirs], rel=1e-6)
+        assert [h.memory_id for h in ours] == [pk for pk, _ in theirs]
+        assert [h.score for h in ours] == pytest.approx([s for _, s in theirs], rel=1e-6)
+
+
+def test_the_best_tier_holds_every_candidate_above_its_floor_and_no_other():
+    units = {"a": 5, "b": 4, "c": 3, "d": 1}
+    share = {"a": 0.5, "b": 0.3, "c": 0.2, "d": 0.6}
+    subsets = [
+        {w for i, w in enumerate(units) if mask >> i & 1} for mask in range(1, 1 << len(units))
+    ]
+    for drawing, wanted in [(["a"], 0.05), (["b", "d"], 0.2), (["c"], 0.01)]:
+        tier = lexical._top_tier(units, share, drawing, wanted)
+        floor = min(sum(units[w] for w in words) for words in tier)
+        for held in (s for s in subsets if s & set(drawing)):
+            inside = any(held >= set(words) for words in tier)
+            assert inside == (sum(units[w] for w in held) >= floor), (drawing, held)
+        # Words taken as independent, the tier is expected to hold at least ``wanted``.
+        assert (
+            sum(
+                math.prod(share[w] if w in held else 1 - share[w] for w in units)
+                for held in subsets
+                if held & set(drawing) and sum(units[w] for w in held) >= floor
+            )
+            >= wanted
+        )
+    assert lexical._top_tier(units, share, ["a"], 0.9) is None  # more than all of them
 
 
 def test_it_never_returns_a_forgotten_fact_or_another_companys(ledger):
