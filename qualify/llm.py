@@ -115,12 +115,8 @@ class ChatClient:
 
 
 def _tool_call(call_id: str, function: Any) -> dict[str, Any]:
-    arguments = function.arguments or "{}"
-    return {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": function.name, "arguments": arguments},
-    }
+    called = {"name": function.name, "arguments": function.arguments or "{}"}
+    return {"id": call_id, "type": "function", "function": called}
 
 
 def settle_verdict(

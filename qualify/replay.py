@@ -24,13 +24,14 @@ from qualify import agent, context, llm, prompts, stats, verdict
 from qualify.errors import QualifyError
 from qualify.models import Outcome, Posting, Profile, Qualification, ReplayAnswer, ReplayRun
 from qualify.preparation import prompt_for
-from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW
+from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW as MAX_FAILURES
 
 # A posting "progressed" when it reached a screen or further; it is a known failure when it
 # ended (rejected, withdrawn) without one. Only "applied" so far is not known yet.
 PROGRESSED = ("screen", "interview", "offer")
 ENDED = ("rejected", "withdrawn")
 MIN_SAMPLE = 30  # per rate's denominator, as in the funnel
+IN_FLIGHT = 2  # requests out at once: one being answered, the next queued at the endpoint
 
 
 @dataclass(frozen=True)
@@ -109,14 +110,15 @@ def _ask(
         return None, str(exc), [], [], client.elapsed_ms
 
 
-def _asker(client: llm.ChatClient, jobs: SimpleQueue, answers: SimpleQueue) -> None:
-    """Asks job after job in a daemon thread (an interrupted replay never waits for it), so
-    the next request goes out as soon as the last answer is in."""
-    while (job := jobs.get()) is not None:
+def _asker(client: llm.ChatClient, jobs: SimpleQueue) -> None:
+    """Asks job after job in a daemon thread (an interrupted replay never waits for it); each
+    thread has its own client, so an answer's waiting time stays its own."""
+    client = llm.ChatClient(client.config)
+    for box, *job in iter(jobs.get, None):
         try:
-            answers.put(_ask(client, *job))
+            box.put(_ask(client, *job))
         except BaseException as exc:  # raised again by the thread that takes the answer
-            answers.put(exc)
+            box.put(exc)
 
 
 @dataclass
@@ -131,25 +133,25 @@ def run(
     client: llm.ChatClient,
     on_answer: Callable[[ReplayAnswer], None] | None = None,
 ) -> RunSummary:
-    """Answer every pending (posting, version) pair, one request at a time; the next prompt
-    is prepared and the last answer written while the model answers."""
+    """Answer every pending (posting, version) pair, in order, with up to IN_FLIGHT requests
+    out at once; prompts are prepared and answers written while the model answers."""
     profile = Profile.current()
     if profile is None:
         raise QualifyError("no candidate profile: set one with `profile set --summary ...`")
     cases, done, _total = pending_work(replay)
     summary = RunSummary()
     pool = context.FewShotPool.load() if context.memory_enabled() else None
-    jobs, answers, in_flight = SimpleQueue(), SimpleQueue(), deque()
-    failures_in_a_row = 0
+    jobs, in_flight = SimpleQueue(), deque()
+    failures_in_a_row, room = 0, 1  # ahead once an answer shows the endpoint is quick
 
     def take() -> None:
         """Waits for the oldest answer in flight and writes it."""
-        nonlocal failures_in_a_row
-        asked = answers.get()
+        nonlocal failures_in_a_row, room
+        case, version, prepared, box = in_flight.popleft()
+        asked = box.get()
         if isinstance(asked, BaseException):
             raise asked
         criteria, error, tool_facts, tool_errors, waited_ms = asked
-        case, version, prepared = in_flight.popleft()
         decision = verdict.decide(criteria) if criteria is not None else None
         memory_error = prepared.memory_error or (tool_errors[0] if tool_errors else "")
         answer = ReplayAnswer.objects.create(
@@ -167,7 +169,11 @@ def run(
         )
         summary.memory_unavailable += bool(memory_error)
         failures_in_a_row = failures_in_a_row + 1 if error.startswith("LLM endpoint") else 0
-        if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
+        # Never a request that could follow the failure that stops the run, and one at a time
+        # when answers are slow: a request queued at the endpoint waits against its timeout.
+        quick = waited_ms <= client.config.timeout * 500
+        room = min(IN_FLIGHT if quick else 1, MAX_FAILURES - failures_in_a_row)
+        if failures_in_a_row >= MAX_FAILURES:
             summary.stopped = (
                 f"stopped after {failures_in_a_row} endpoint failures in a row ({error}); "
                 "run `replay` again to resume"
@@ -175,36 +181,31 @@ def run(
         if on_answer:
             on_answer(answer)
 
-    pairs = [
-        (c, prompts.VERSIONS[n])
-        for c in cases
-        for n in replay.versions
-        if (c.posting.pk, n) not in done
-    ]
-    threading.Thread(target=_asker, args=(client, jobs, answers), daemon=True).start()
+    versions = [prompts.VERSIONS[n] for n in replay.versions]
+    pairs = [(c, v) for c in cases for v in versions if (c.posting.pk, v.name) not in done]
+    for _ in range(IN_FLIGHT):
+        threading.Thread(target=_asker, args=(client, jobs), daemon=True).start()
     try:
         for case, version in pairs:
             prepared = prompt_for(
                 version, posting=case.posting, profile=profile, pool=pool, before=case.decided_at
             )
-            # Ask ahead only while the answer in flight cannot be the one that stops the run;
-            # agent mode asks on this thread, where its recall tool reads the database.
-            if version.agent or failures_in_a_row == MAX_ENDPOINT_FAILURES_IN_A_ROW - 1:
-                while in_flight:
-                    take()
+            # Agent mode asks on this thread, where its recall tool reads the database.
+            while in_flight and (version.agent or len(in_flight) >= room):
+                take()
             if summary.stopped:
                 break
-            in_flight.append((case, version, prepared))
+            in_flight.append((case, version, prepared, box := SimpleQueue()))
             if version.agent:
-                answers.put(_ask(client, version, case, prepared.messages))
-            else:
-                jobs.put((version, case, prepared.messages))
-            while len(in_flight) > (0 if version.agent else 1):
+                box.put(_ask(client, version, case, prepared.messages))
                 take()
+            else:
+                jobs.put((box, version, case, prepared.messages))
         while in_flight:
             take()
     finally:
-        jobs.put(None)
+        for _ in range(IN_FLIGHT):
+            jobs.put(None)
     replay.finished_at = None if summary.stopped else timezone.now()
     replay.stopped = summary.stopped[:500]
     replay.save(update_fields=["finished_at", "stopped"])

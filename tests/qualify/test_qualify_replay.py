@@ -4,6 +4,7 @@ nothing written to the live ledger, resumable, bounded like `qualify`."""
 
 import json
 import socket
+import threading
 import time
 from datetime import UTC, datetime
 from io import StringIO
@@ -56,7 +57,29 @@ def _live_state() -> tuple:
     )
 
 
+def _one_slot(fake_llm, *, requests: int, wait: float) -> list[int]:
+    """Answers as a one-slot server would, each answer held (up to ``wait`` s) until the next
+    request is queued behind it; returns [the most requests ever out at once]."""
+    arrived, outstanding, most, cond = [0], [0], [0], threading.Condition()
+
+    def respond(body: dict) -> dict:
+        with cond:
+            arrived[0] += 1
+            n, outstanding[0] = arrived[0], outstanding[0] + 1
+            most[0] = max(most[0], outstanding[0])
+            cond.notify_all()
+            # The first request goes alone (the answers' speed is not known yet), and none
+            # follows the last.
+            cond.wait_for(lambda: arrived[0] > n or n in (1, requests), timeout=wait)
+            outstanding[0] -= 1
+        return memory_sensitive(body)
+
+    fake_llm.responder = respond
+    return most
+
+
 def test_it_scores_each_version_against_the_outcomes(history, fake_llm):
+    most = _one_slot(fake_llm, requests=20, wait=2)
     report = _replay()
 
     pre, aware = report["versions"][prompts.PRE_MEMORY], report["versions"][prompts.MEMORY_AWARE]
@@ -71,6 +94,19 @@ def test_it_scores_each_version_against_the_outcomes(history, fake_llm):
     assert not pre["enough_data"] and not aware["enough_data"]
     assert report["postings"] == 10 and report["finished"]
     assert len(fake_llm.requests) == 20  # two versions x ten postings
+    assert most == [2]  # the next request waited at the endpoint, behind the one answered
+
+
+def test_it_asks_one_at_a_time_when_answers_are_slow(history, fake_llm, monkeypatch):
+    ask = replay._ask
+    # Each answer took the whole timeout: a request queued behind it would time out waiting.
+    monkeypatch.setattr(replay, "_ask", lambda *args: (*ask(*args)[:4], 5000.0))
+    most = _one_slot(fake_llm, requests=4, wait=0.1)
+
+    report = _replay("--limit", "2")
+
+    assert most == [1]
+    assert report["finished"] and ReplayAnswer.objects.count() == 4
 
 
 def test_it_lists_the_postings_where_the_versions_disagree(history):
@@ -123,8 +159,8 @@ def test_it_resumes_after_an_interruption(history, fake_llm):
     with pytest.raises(KeyboardInterrupt):
         replay.run(run, client=client, on_answer=interrupt)
     assert not resumed and ReplayAnswer.objects.count() == 7
-    # The eighth was already asked (the model answers one while the last is written); its
-    # answer is dropped with the interruption, so it is asked again.
+    # The eighth was already asked (it waits at the endpoint while the seventh is answered);
+    # its answer is dropped with the interruption, so it is asked again.
     deadline = time.monotonic() + 10
     while len(fake_llm.requests) < 8 and time.monotonic() < deadline:
         time.sleep(0.01)
