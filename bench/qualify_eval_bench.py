@@ -10,13 +10,13 @@ outcomes, and `replay`'s own overhead per posting against a local OpenAI-compati
   before the holdout comparison (the module at git commit BASELINE_COMMIT, loaded under
   another name), its JSON dumped the same way. Goal: p95 <= 200 ms on both databases.
 - replay: ``qualify.replay.run`` over ``--replay`` postings with known outcomes and two prompt
-  versions, against the tests' scripted HTTP server run in a child process (as a local model
-  server would be), answering each request after ``--model-ms``. The server timestamps each
-  request it serves; the time it sits idle between requests is what karani adds to the run:
-  per posting, the idle time before its two requests (the first also carries the run's
-  start). Goal: p95 <= 10 ms per posting. Beside it, karani's work per posting, whether or
-  not the endpoint waits for it: ``prompt_for`` (recall included) and the answers' inserts,
-  timed around those calls.
+  versions, against the tests' scripted HTTP server run in a child process as a local model
+  server with one slot: it serves one request at a time, for ``--model-ms`` each, and queues
+  the rest. The server timestamps each job its slot does; the slot's idle time between jobs
+  is what karani adds to the run: per posting, the idle time before its two jobs (the first
+  also carries the run's start). Goal: p95 <= 10 ms per posting. Beside it, karani's work per
+  posting, whether or not the endpoint waits for it: ``prompt_for`` (recall included) and the
+  answers' inserts, timed around those calls.
 
 The bench's database (``--database``, an SQLite file of that name in the temp dir) is made
 afresh each run; answers are committed as ``replay`` commits them.
@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from io import StringIO
 from pathlib import Path
@@ -169,23 +170,26 @@ def bench_funnel(rounds: int) -> dict[str, list[float]]:
 
 
 def serve(conn, model_ms: float) -> None:
-    """The scripted server, in a child process: sends its URL, serves until told to stop,
-    then sends back (start, end) of every request it served."""
-    from qualify_fakes import FakeLLM, Slow
+    """The scripted server, in a child process, modelling a local server with one slot (as
+    llama.cpp's with ``--parallel 1``): requests are read and answered on their connections'
+    threads, the model's work (``model_ms``) is done by one slot at a time, and a request that
+    arrives while the slot is busy waits for it. Sends its URL, serves until told to stop,
+    then sends back (start, end) of every job the slot did."""
+    from qualify_fakes import FakeLLM, criteria
 
-    fake = FakeLLM()
-    fake.responder = lambda body: Slow(model_ms / 1000)
-    handler, spans = fake.server.RequestHandlerClass, []
+    fake, slot, spans = FakeLLM(), threading.Lock(), []
+
+    def respond(body) -> dict:
+        with slot:
+            start = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes
+            time.sleep(model_ms / 1000)
+            spans.append((start, time.perf_counter()))
+        return criteria()
+
+    fake.responder = respond
+    handler = fake.server.RequestHandlerClass
     # Keep-alive and no Nagle delay, as llama.cpp's and vLLM's servers answer.
     handler.protocol_version, handler.disable_nagle_algorithm = "HTTP/1.1", True
-    post = handler.do_POST
-
-    def timed(self) -> None:
-        start = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes
-        post(self)
-        spans.append((start, time.perf_counter()))
-
-    handler.do_POST = timed
     conn.send(fake.url)
     conn.recv()
     fake.close()
@@ -235,9 +239,9 @@ def bench_replay(n: int, model_ms: float) -> tuple[dict[str, list[float]], float
         "endpoint idle per posting (2 requests)": [
             a + b for a, b in zip(idle[::2], idle[1::2], strict=True)
         ],
-        "endpoint idle per request": idle,
+        "endpoint idle per request (its slot between jobs)": idle,
         "karani's work per posting (prompts incl. recall, writes)": list(own.values()),
-        "endpoint's time per request (scripted)": [(e - s) * 1000 for s, e in spans],
+        "the slot's time per job (scripted)": [(e - s) * 1000 for s, e in spans],
     }, busy
 
 
