@@ -185,6 +185,10 @@ def _ranked(
     for word, unit in units.items():
         terms.append(f"CASE WHEN {position}(' ' || m.terms || ' ', %s) > 0 THEN %s ELSE 0 END")
         params += [f" {word} ", unit]
+    if len(sets) == 1 and len(sets[0]) == len(units):
+        # Every candidate holds every word: a constant score, so the newest come first
+        # straight from the primary key, not from sorting every candidate.
+        terms, params = [str(sum(units.values()))], []
     params.append(either.join(f"({both.join(map(word_param, words))})" for words in sets))
     scope = ""
     if company_key is not None:
