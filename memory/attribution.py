@@ -1,15 +1,9 @@
-"""Per-fact attribution: which decisions a fact's prompts steered, told by whoever made them.
-
-memory never imports its callers. An app that puts facts into decisions (qualify) registers
-a provider at start-up; memory's admin and API ask this module, and with no provider
-registered they show nothing.
-"""
+"""Which decisions a fact steered, told by the providers its callers (qualify) register,
+since memory never imports them; with none registered the admin and API show nothing."""
 
 from typing import Any, Protocol
 
-from django.db.models import QuerySet
-
-USE_COUNT = "use_count"  # the annotation annotate_use adds, for sorting a facts list
+USE_COUNT = "use_count"  # the attribute the admin sets on each listed fact
 
 
 class Provider(Protocol):
@@ -64,10 +58,3 @@ def use_counts(memory_ids: list[int]) -> dict[int, int]:
         for memory_id, n in provider.use_counts(memory_ids).items():
             counts[memory_id] = counts.get(memory_id, 0) + n
     return counts
-
-
-def annotate_use(queryset: QuerySet) -> QuerySet:
-    """``queryset`` with ``use_count`` (the sum over providers); unchanged with none."""
-    if not _providers:
-        return queryset
-    return queryset.annotate(**{USE_COUNT: use_expression()})

@@ -1,11 +1,5 @@
-"""The secrets guard: text carrying a credential is refused before anything is written.
-
-detect-secrets does the heavy lifting. Its scanners are tuned for source files, so a few
-shapes that appear in plain prose slip past it; the extra patterns below cover exactly the
-misses that tests/test_ledger_secrets.py demonstrates. Text is normalised first (NFKC, then
-look-alike letters to ASCII), so a fullwidth or Cyrillic "ghp_" is still a GitHub token.
-What is and is not caught: docs/security.md.
-"""
+"""The secrets guard: detect-secrets, plus patterns for the prose shapes it misses, over text
+with look-alike letters folded to ASCII (docs/security.md)."""
 
 import re
 import unicodedata

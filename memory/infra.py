@@ -1,9 +1,5 @@
-"""`karani infra up`: start the optional local infrastructure with Docker Compose.
-
-Builds the ``docker compose`` invocation, runs it through an injectable runner, then waits
-until each started service answers (PostgreSQL accepts a connection, Ollama lists its
-models). Every failure is one line: no Docker, compose failing, a service not answering.
-"""
+"""`karani infra up`: start the optional local services with Docker Compose and wait until
+they answer; every failure is one line."""
 
 import shutil
 import subprocess
@@ -31,10 +27,6 @@ class Service:
     name: str
     address: str
     probe: Callable[[], bool]
-
-
-def compose_file() -> Path:
-    return Path(settings.BASE_DIR) / "deploy" / "compose.yaml"
 
 
 def up_command(*, compose: Path, profile: str | None) -> list[str]:
@@ -75,10 +67,6 @@ def _run(command: Sequence[str]) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
-def _docker_engine_missing(stderr: str) -> bool:
-    return "Cannot connect to the Docker daemon" in stderr or "docker.sock" in stderr
-
-
 def up(
     *,
     profile: str | None = None,
@@ -90,7 +78,7 @@ def up(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[Service]:
     """Start the services and wait until they answer. Raises InfraError."""
-    compose = compose or compose_file()
+    compose = compose or Path(settings.BASE_DIR) / "deploy" / "compose.yaml"
     command = up_command(compose=compose, profile=profile)
     if not compose.is_file():
         raise InfraError(f"compose file {compose} not found")
@@ -110,18 +98,16 @@ def up(
     if done.returncode != 0:
         # docker prints some of its complaints on stdout.
         stderr = f"{done.stdout or ''}\n{done.stderr or ''}".strip()
-        if _docker_engine_missing(stderr):
+        if "Cannot connect to the Docker daemon" in stderr or "docker.sock" in stderr:
             raise InfraError("the Docker engine is not running (docker compose cannot reach it)")
         last = stderr.splitlines()[-1] if stderr else f"exit status {done.returncode}"
         raise InfraError(f"docker compose up failed: {last}")
-    waiting = list(probes if probes is not None else services(profile))
+    started = probes if probes is not None else services(profile)
     deadline = time.monotonic() + wait_seconds
-    while waiting:
-        waiting = [s for s in waiting if not s.probe()]
-        if not waiting:
-            break
+    waiting = started
+    while waiting := [s for s in waiting if not s.probe()]:
         if time.monotonic() >= deadline:
             names = ", ".join(s.name for s in waiting)
             raise InfraError(f"started, but no answer after {wait_seconds:g}s from: {names}")
         sleep(1.0)
-    return probes if probes is not None else services(profile)
+    return started

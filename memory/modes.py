@@ -14,25 +14,17 @@ def current() -> str:
     return settings.KARANI_MEMORY
 
 
-def unavailable_reason(mode: str) -> str | None:
-    """Why mem0 mode cannot work as configured, checked without importing mem0 (cheap)."""
+def warn_if_unavailable(mode: str) -> None:
+    """Start-up check, without importing mem0: one warning when mem0 mode cannot work."""
     if mode != MEM0:
-        return None
+        return
     if not settings.KARANI_VECTOR_DSN:
-        return (
+        log.warning(
             "KARANI_MEMORY=mem0 but KARANI_VECTOR_DSN is not set; recall will fall back to "
             "keyword until it points at a PostgreSQL database with pgvector"
         )
-    if importlib.util.find_spec("mem0") is None:
-        return (
+    elif importlib.util.find_spec("mem0") is None:
+        log.warning(
             "KARANI_MEMORY=mem0 but the memory extra is not installed "
             "(pip install torch==2.13.0, then pip install -e '.[memory]'); recall falls back"
         )
-    return None
-
-
-def warn_if_unavailable(mode: str) -> None:
-    """Start-up check: one warning when mem0 mode is configured but cannot work."""
-    reason = unavailable_reason(mode)
-    if reason:
-        log.warning(reason)

@@ -92,11 +92,7 @@ def _soft_delete(memory: Memory, *, reason: str, actor: str, now: datetime) -> N
 
 
 def forget(*, id: int, reason: str, actor: str = "") -> Memory:
-    """Soft-delete a live fact with a reason. Returns the (now deleted) row.
-
-    A retry of a forget that already happened (same reason, same actor) returns the row as
-    the first call did, so a client that lost the answer can safely ask again.
-    """
+    """Soft-delete a live fact with a reason; a retry (same reason and actor) returns the row."""
     reason = clean_reason(reason)
     refuse_secrets(reason, what="reason")
     actor = clean_actor(actor)
@@ -114,10 +110,9 @@ def forget(*, id: int, reason: str, actor: str = "") -> Memory:
 
 
 def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
-    """Replace a live fact's text: the old row is soft-deleted, a new row supersedes it.
+    """Soft-delete a live fact and insert its successor with the new text, in one transaction.
 
-    Both happen in one transaction. Kind, company, fit score and ref carry over. A retry of a
-    correction that already happened (same text, reason and actor) returns its new row.
+    Kind, company, fit score and ref carry over; a retry (same text, reason, actor) returns it.
     """
     reason = clean_reason(reason)
     refuse_secrets(reason, what="reason")

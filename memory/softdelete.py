@@ -1,8 +1,4 @@
-"""Soft deletes shared by every ledger table: rows are hidden, never removed.
-
-``objects`` sees live rows, ``all_objects`` every row; both come from one QuerySet class
-with ``alive()`` and ``deleted()``. No code path issues a SQL DELETE on these tables.
-"""
+"""Soft deletes for every ledger table: ``objects`` sees live rows, ``all_objects`` all rows."""
 
 from django.db import models
 

@@ -177,10 +177,7 @@ def export_record(memory: Memory) -> dict[str, Any]:
 
 
 def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
-    """Load an ``export`` file into an empty ledger, ids, history and chains included.
-
-    All or nothing: any bad line aborts the whole restore with its line number.
-    """
+    """Load an ``export`` file into an empty ledger exactly; a bad line aborts it all, named."""
     if Memory.all_objects.exists():
         raise MemoryInputError("restore needs an empty ledger; this one already has facts")
     rows: list[Memory] = []

@@ -62,19 +62,17 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response:
             code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
             response.data = error_body(str(code), " ".join(_flatten(detail)))
         return response
-    if isinstance(exc, SecretRefused):
-        field = _field_of(exc, context.get("view")) or "text"
-        body = error_body("secret_refused", str(exc), {field: [str(exc)]})
-        body["error"]["detected"] = list(exc.kinds)
-        return Response(body, status=400)
     if isinstance(exc, FactAlreadyDeleted):
         # A conflict with the fact's state, not malformed input.
         return Response(error_body("fact_deleted", str(exc)), status=409)
     if isinstance(exc, MemoryInputError):
         field = _field_of(exc, context.get("view"))
-        return Response(
-            error_body("invalid", str(exc), {field: [str(exc)]} if field else None), 400
-        )
+        secret = isinstance(exc, SecretRefused)
+        code = "secret_refused" if secret else "invalid"
+        body = error_body(code, str(exc), {field: [str(exc)]} if field else None)
+        if secret:
+            body["error"]["detected"] = list(exc.kinds)
+        return Response(body, status=400)
     if isinstance(exc, FactNotFound):
         return Response(error_body("not_found", str(exc)), status=404)
     if isinstance(exc, DatabaseError):

@@ -11,8 +11,10 @@ WRITE_PERMISSIONS = ("memory.add_memory", "memory.change_memory")
 
 
 class CanWriteMemory(BasePermission):
-    # Listed after IsAuthenticated, and DRF's authentication refuses inactive users.
+    # Listed after IsAuthenticated (DRF's authentication refuses inactive users); GET reads.
     def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method == "GET":
+            return True
         permission = view.write_permission
         self.message = (
             f"writing memories needs the {permission} permission or membership of the "

@@ -1,7 +1,4 @@
-"""One APIView per operation: input serializer, then memory's door, then output serializer.
-
-Meaning (empty text, secrets, scope) is the service's; input serializers only check shapes.
-"""
+"""One APIView per operation: input serializer (shapes only), memory's door, output serializer."""
 
 from datetime import datetime
 from typing import Any
@@ -91,17 +88,9 @@ class WriteApi(APIView):
     throttle_scope = "write"
     write_permission = "memory.add_memory"
 
-    def actor(self, request: Request) -> str:
-        return request.user.get_username()
-
 
 class ReadWriteApi(WriteApi):
-    # GET reads (any authenticated user, unthrottled); other methods are guarded writes.
-    def get_permissions(self) -> list[Any]:
-        if self.request.method == "GET":
-            return [IsAuthenticated()]
-        return super().get_permissions()
-
+    # GET reads (any authenticated user, see CanWriteMemory), unthrottled.
     def get_throttles(self) -> list[Any]:
         return [] if self.request.method == "GET" else super().get_throttles()
 
@@ -231,7 +220,7 @@ class MemoryListApi(ReadWriteApi):
     )
     def post(self, request: Request) -> Response:
         data = _validated(self.InputSerializer, request.data)
-        result = services.remember(**data, actor=self.actor(request))
+        result = services.remember(**data, actor=request.user.get_username())
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(self.OutputSerializer(result.to_dict()).data, status=code)
 
@@ -267,7 +256,7 @@ class MemoryDetailApi(ReadWriteApi):
         fact_id = _fact_id(pk)
         data = _validated(self.ForgetSerializer, request.data or request.query_params)
         since = timezone.now()
-        row = services.forget(id=fact_id, reason=data["reason"], actor=self.actor(request))
+        row = services.forget(id=fact_id, reason=data["reason"], actor=request.user.get_username())
         return Response(FactSerializer(_as_written(row, stamp=row.deleted_at, since=since)).data)
 
 
@@ -292,6 +281,6 @@ class MemoryCorrectApi(WriteApi):
         fact_id = _fact_id(pk)
         data = _validated(self.InputSerializer, request.data)
         since = timezone.now()
-        new = services.correct(id=fact_id, **data, actor=self.actor(request))
+        new = services.correct(id=fact_id, **data, actor=request.user.get_username())
         row = _as_written(new, stamp=new.created_at, since=since)
         return Response(FactSerializer(row).data, status=status.HTTP_201_CREATED)

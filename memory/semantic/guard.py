@@ -1,9 +1,5 @@
-"""Every call into the semantic index goes through ``guarded``: the ADR 0009 invariant.
-
-Any failure (mem0 not importable, embedder missing, LLM down, store unreachable or hung,
-collection dropped) becomes ``SemanticUnavailable`` for the caller to turn into a fallback,
-trips the breaker (one warning per outage), and never escapes as anything else.
-"""
+"""Every call into the semantic index goes through ``guarded`` (ADR 0009): any failure
+trips the breaker and becomes ``SemanticUnavailable``, for the caller to fall back."""
 
 import logging
 from collections.abc import Callable
@@ -46,9 +42,8 @@ def _collection_dropped(exc: BaseException) -> bool:
     return False
 
 
-def _mark_everything_pending() -> None:
-    # Every vector is gone with the table: say so in the ledger, so `doctor` shows the
-    # damage and `reindex --pending` repairs it.
+def mark_everything_pending() -> None:
+    """Every vector is gone: say so in the ledger, for `doctor` and `reindex --pending`."""
     from django.db.models import Q
 
     from memory.models import Memory
@@ -73,7 +68,7 @@ def guarded(operation: Callable[[clientmod.Client], T], *, use_breaker: bool = T
         clientmod.discard_store()
         if _collection_dropped(exc):
             try:
-                _mark_everything_pending()
+                mark_everything_pending()
             except Exception:
                 log.debug("could not mark rows pending after a dropped collection", exc_info=True)
         if isinstance(exc, SemanticUnavailable) and exc.__cause__ is None:

