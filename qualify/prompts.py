@@ -101,12 +101,8 @@ def render_posting(posting: Posting) -> str:
 
 def render_memory_block(facts: list[RecalledFact]) -> str:
     """The facts, one per line, under the instruction that they never override dealbreakers."""
-    lines = [MEMORY_HEADER, MEMORY_INSTRUCTION]
-    if facts:
-        lines += [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts]
-    else:
-        lines.append("- (no remembered facts)")
-    return "\n".join(lines)
+    lines = [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts] or ["- (no remembered facts)"]
+    return "\n".join([MEMORY_HEADER, MEMORY_INSTRUCTION, *lines])
 
 
 def render_few_shot(examples: list[dict[str, Any]]) -> str:

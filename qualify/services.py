@@ -57,22 +57,17 @@ def import_postings(*, records: Iterable[tuple[int, Any]]) -> ImportReport:
         except PostingRowError as exc:
             report.rejected.append((line_no, str(exc)))
             continue
-        if _create_posting(**fields):
+        if fields["url"] and Posting.objects.filter(url=fields["url"]).exists():
+            report.duplicates += 1
+            continue
+        company = fields.pop("company")
+        try:
+            with transaction.atomic():
+                Posting.objects.create(company=company_named(company), **fields)
             report.created += 1
-        else:
+        except IntegrityError:  # the same URL imported concurrently
             report.duplicates += 1
     return report
-
-
-def _create_posting(*, company: str, **fields: Any) -> bool:
-    if fields["url"] and Posting.objects.filter(url=fields["url"]).exists():
-        return False
-    try:
-        with transaction.atomic():
-            Posting.objects.create(company=company_named(company), **fields)
-    except IntegrityError:  # the same URL imported concurrently
-        return False
-    return True
 
 
 def set_profile(
@@ -82,11 +77,9 @@ def set_profile(
     dealbreakers: list[str] | None = None,
 ) -> Profile:
     """Update the current candidate profile (or create the first one)."""
-    profile = Profile.current()
-    if profile is None:
-        if not summary or not summary.strip():
-            raise QualifyError("the first profile needs a summary (--summary)")
-        profile = Profile(summary="")
+    profile = Profile.current() or Profile(summary="")
+    if profile.pk is None and not (summary or "").strip():
+        raise QualifyError("the first profile needs a summary (--summary)")
     if summary is not None:
         if not summary.strip():
             raise QualifyError("summary is empty")
