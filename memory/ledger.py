@@ -7,9 +7,11 @@ one fact; writers of different facts never wait for each other.
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Field
 
 from memory import index
 from memory.models import Memory
@@ -69,16 +71,24 @@ def write_fact(
     row = new_row(fact, actor=actor, now=now, created_at=created_at)
     row.supersedes = supersedes
     row.fill_terms()
-    memory = next(iter(Memory.all_objects.raw(*_upsert(row))))
+    sql, fields = _upsert(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
+        )
+        pk, seen_count = cursor.fetchone()
     # A touch always leaves seen_count above 1; only a fresh insert returns 1.
-    return RememberResult(memory, created=memory.seen_count == 1)
+    if seen_count > 1:
+        twin = Memory.all_objects.get(pk=pk)
+        twin.seen_count = seen_count  # this write's count, whatever touches followed it
+        return RememberResult(twin, created=False)
+    # Stored exactly as built, as Model.save() would leave it.
+    row.pk, row._state.adding, row._state.db = pk, False, connection.alias
+    return RememberResult(row, created=True)
 
 
-def _returning() -> str:
-    return ", ".join(connection.ops.quote_name(f.column) for f in Memory._meta.concrete_fields)
-
-
-def _upsert(row: Memory) -> tuple[str, list]:
+@cache
+def _upsert(vendor: str) -> tuple[str, list[Field]]:
     fields = [f for f in Memory._meta.concrete_fields if not f.primary_key]
     qn = connection.ops.quote_name
     table = qn(Memory._meta.db_table)
@@ -87,9 +97,9 @@ def _upsert(row: Memory) -> tuple[str, list]:
         f" VALUES ({', '.join(['%s'] * len(fields))})"
         " ON CONFLICT (fact_key) WHERE deleted_at IS NULL DO UPDATE SET"
         f" seen_count = {table}.seen_count + 1, last_seen_at = excluded.last_seen_at"
-        f" RETURNING {_returning()}"
+        " RETURNING id, seen_count"
     )
-    return sql, [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
+    return sql, fields
 
 
 def index_on_commit(memory_ids: list[int]) -> None:
