@@ -78,8 +78,8 @@ def tokens(text: str) -> list[str]:
 def has_control_chars(text: str) -> bool:
     # Newlines and tabs are ordinary in a note; everything else in category C* (NUL, escape
     # sequences, bidi overrides, zero-width spaces, unassigned code points) is refused, except
-    # a joiner doing its job (see _is_joining).
-    return any(
+    # a joiner doing its job (see _is_joining). A printable string holds no C* character.
+    return not text.isprintable() and any(
         unicodedata.category(ch).startswith("C")
         and ch not in "\n\t"
         and not (ch in _JOINERS and _is_joining(text, i))
