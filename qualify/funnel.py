@@ -7,9 +7,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Max, Min, Q
 
-from qualify import holdout, stats
+from qualify import stats
 from qualify.models import PROGRESS, Arm, Outcome, Qualification, Verdict
 
 STEPS = ("qualified", *PROGRESS)
@@ -122,7 +123,7 @@ class ArmComparison:
     def to_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
-            "holdout_fraction": holdout.fraction(),
+            "holdout_fraction": settings.KARANI_MEMORY_HOLDOUT,
             "min_sample_per_arm": MIN_SAMPLE,
             "period": {
                 "from": self.first.isoformat() if self.first else None,

@@ -12,10 +12,6 @@ from qualify.models import Arm, InstallationSalt
 _salt_cache: dict[str, str] = {}
 
 
-def fraction() -> float:
-    return settings.KARANI_MEMORY_HOLDOUT
-
-
 def salt() -> str:
     """The installation's salt, created on first use (one row; a racing creator loses)."""
     if "value" not in _salt_cache:
@@ -36,7 +32,7 @@ def position(posting_id: int, *, salt_value: str) -> float:
 
 def arm_for(posting_id: int) -> str:
     """The posting's arm; ``Arm.NONE`` (not randomised) when memory or the holdout is off."""
-    share = fraction()
+    share = settings.KARANI_MEMORY_HOLDOUT
     if share <= 0 or modes.current() == modes.OFF:
         return Arm.NONE
     return Arm.HOLDOUT if position(posting_id, salt_value=salt()) < share else Arm.MEMORY
