@@ -6,8 +6,9 @@
 Runs on a copy of the 100k-fact recall bench ledger when there is one (else a fresh ledger of
 10k generated facts), in its own database, so the recall ledgers stay untouched. Paths:
 - ``remember (new)``: ``memory.services.remember`` of unseen facts — validation and the
-  secrets scan, the dedupe check, the insert, the token rows and term bitmaps, one commit.
-- ``remember (duplicate)``: the same facts again — validation, then a touch.
+  secrets scan, then one upsert (the database keeps the full-text index), one commit.
+- ``remember (duplicate)``: the same facts again — validation, the upsert touching the live
+  twin, and reading that row back.
 - ``validate only``: ``services.validate_fact`` alone (where the CPU goes, no database).
 - ``bare insert``: ``Memory.objects.create`` with precomputed fields, no validation, no
   dedupe — the floor a single-row insert costs on this database.
