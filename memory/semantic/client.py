@@ -212,7 +212,8 @@ def get() -> Client:
     global _memory, _memory_key, _budget, _store, _store_key
     cfg = cfgmod.load()
     with _lock:
-        if _store is None or _store_key != cfg.store_key():
+        fresh = _store is None or _store_key != cfg.store_key()
+        if fresh:
             discard_store()
             if not _installed():
                 import_mem0(cfg)  # raises the one-line "install the extra" message
@@ -226,11 +227,9 @@ def get() -> Client:
             except BaseException:
                 pool.close(timeout=0)
                 raise
-            fresh = True
         else:
             # Cheap once imported (a sys.modules look-up), and it notices a broken install.
             import_mem0(cfg)
-            fresh = False
         if _memory is None or _memory_key != cfg.model_key():
             _memory = None
             # One /v1/models probe per LLM configuration, not per write.

@@ -1,9 +1,6 @@
-"""Rebuild the index from the ledger (the only source of truth), or catch up pending rows.
+"""Rebuild the index from the ledger, or catch up pending rows: verbatim, never through an LLM.
 
-Bulk, not one mem0 ``add`` per row: texts are embedded in batches with mem0's embedder and
-written with one ``vector_store.insert`` per batch, while the next batch is being embedded
-(the insert waits on PostgreSQL, the encoder on the CPU). Always verbatim, even when an LLM
-is configured: ledger facts are already distilled, and a rebuild must not depend on an LLM.
+Each batch is inserted on a worker thread while the next one is embedded.
 """
 
 import os
@@ -12,16 +9,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from itertools import islice
 from typing import Any
 
-from django.db.models import Q
 from django.db.models.functions import Length
 
 from memory.models import Memory
 from memory.semantic import store
 from memory.semantic.breaker import breaker
 from memory.semantic.client import Client
-from memory.semantic.guard import guarded
+from memory.semantic.guard import guarded, mark_everything_pending
 
 BATCH_SIZE = 64
 Progress = Callable[[int, int], None]
@@ -56,25 +53,15 @@ def pending_count() -> int:
 
 
 def _batches(queryset: Any, size: int) -> Iterator[list[Memory]]:
-    batch: list[Memory] = []
-    for memory in queryset.only("id", "text", "kind", "company_key").iterator(chunk_size=2000):
-        batch.append(memory)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
+    rows = queryset.only("id", "text", "kind", "company_key").iterator(chunk_size=2000)
+    while batch := list(islice(rows, size)):
         yield batch
 
 
 @contextmanager
 def encoder_threads(client: Client) -> Iterator[int]:
-    """Every core for the local encoder while a batch job runs (restored after).
-
-    Queries run on KARANI_EMBEDDER_THREADS (1 by default: one short sentence gains little
-    from a second thread); a batch of 64 texts splits well across cores. OpenMP workers
-    wait passively (config.prepare_environment), so on a busy machine the extra thread
-    costs nothing. Yields the thread count used.
-    """
+    """Every core for the local encoder while a batch job runs: a batch splits well across
+    cores, unlike one query (KARANI_EMBEDDER_THREADS). Yields the thread count used."""
     if client.config.embedder_is_remote:
         yield 0
         return
@@ -95,23 +82,24 @@ def _replay(
     client: Client, queryset: Any, *, total: int, batch_size: int, progress: Progress | None
 ) -> int:
     done = 0
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="karani-reindex") as pool:
-        inflight: Future | None = None
-        for batch in _batches(queryset, batch_size):
-            vectors = store.embed_texts(client, [m.text for m in batch])
-            if inflight is not None:
-                # The ledger bookkeeping stays on this thread (Django connections are
-                # per-thread); only the vector insert runs beside the encoder.
-                store.mark_indexed(inflight.result())
-                done += len(inflight.result())
-                if progress:
-                    progress(done, total)
-            inflight = pool.submit(store.insert_rows, client, batch, vectors)
+
+    def finish(inflight: Future | None) -> None:
+        # The ledger bookkeeping stays on this thread (Django connections are per-thread);
+        # only the vector insert runs beside the encoder.
+        nonlocal done
         if inflight is not None:
             store.mark_indexed(inflight.result())
             done += len(inflight.result())
             if progress:
                 progress(done, total)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="karani-reindex") as pool:
+        inflight: Future | None = None
+        for batch in _batches(queryset, batch_size):
+            vectors = store.embed_texts(client, [m.text for m in batch])
+            finish(inflight)
+            inflight = pool.submit(store.insert_rows, client, batch, vectors)
+        finish(inflight)
     return done
 
 
@@ -121,9 +109,7 @@ def _full(client: Client, batch_size: int, progress: Progress | None) -> tuple[i
     client.store.create_col()
     client.store._collection_ensured = True
     store.drop_search_indexes(client)  # rebuilt once at the end (ensure_indexes)
-    Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
-        indexed_at=None, vector_id=None
-    )
+    mark_everything_pending()
     live = Memory.objects.order_by(Length("text"), "id")
     return _replay(client, live, total=live.count(), batch_size=batch_size, progress=progress), 0
 
