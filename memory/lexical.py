@@ -34,6 +34,9 @@ from memory.keyword import WORD_MATCH, Hit, word_param
 # N moves slowly and the idf barely notices: counting every live fact on each recall would
 # cost more than the ranking itself.
 STATS_SECONDS = 60.0
+# Likewise a common word's df: a few hundred writes move its idf by under a percent, and
+# counting one costs a read of thousands of facts (the largest part of a cold recall).
+COMMON_STATS_SECONDS = 900.0
 
 # A word held by more live facts than this draws no candidates of its own (it still counts
 # in every candidate's score): reading a common word's postings was most of a query's cost.
@@ -91,12 +94,16 @@ def forget_stats() -> None:
         _df.clear()
 
 
+def _lifetime(df: int) -> float:
+    return COMMON_STATS_SECONDS if df > COMMON_POSTINGS else STATS_SECONDS
+
+
 def document_frequencies(words: list[str]) -> list[int]:
-    """How many live facts hold each word; cached per word for STATS_SECONDS, like N."""
+    """How many live facts hold each word; cached per word like N (a common word longer)."""
     db = connection.settings_dict["NAME"]
     now = time.monotonic()
     known = {w: _df.get((db, w)) for w in words}
-    fresh = [w for w, hit in known.items() if not hit or now - hit[0] >= STATS_SECONDS]
+    fresh = [w for w, hit in known.items() if not hit or now - hit[0] >= _lifetime(hit[1])]
     if fresh:
         match = WORD_MATCH[connection.vendor]
         sql = " UNION ALL ".join(
