@@ -1,24 +1,19 @@
 """Idf-weighted word coverage over the ledger's own full-text index: the lexical half of
 semantic mode's hybrid recall.
 
-Unlike keyword recall (memory.keyword: one point per shared word, the deterministic
-fallback), a word here weighs what it tells apart: a rare name outweighs a common word. A
-fact's score is the share of the query's idf mass it holds:
+Unlike keyword recall (memory.keyword: one point per shared word), a word weighs what it
+tells apart, so a rare name outweighs a common word. A fact's score is the share of the
+query's idf mass it holds, 0 to 1 whatever the query:
 
     score(fact) = sum of idf(w) over query words w in the fact / sum of idf(w) over all of them
     idf(w) = ln(1 + (N - df(w) + 0.5) / (df(w) + 0.5))     (BM25's idf, never negative)
 
-on the ledger's ``terms`` (each fact's distinct content words, memory.text.tokens), with N
-and df over every live fact; the scope only filters which facts are returned. The score is
-0 to 1 whatever the query, which is what the hybrid adds to a cosine. BM25's length
-normalisation was measured and left out: it ranked long facts holding the words lower, and
-lost on the development data (docs/semantic-index.md). tests/test_semantic_full_text.py
-holds the same ranking in plain Python as the reference both databases must match.
-
-The query has the shape of keyword recall's: one index lookup per query word (the partial
-GIN index on PostgreSQL, FTS5 on SQLite; migration 0012), weighted, summed per fact. It
-reads the ledger, so a fact is found the moment its write commits, whatever the semantic
-index is doing.
+on the ledger's ``terms`` (memory.text.tokens), with N and df over every live fact; the scope
+only filters which facts are returned. BM25's length normalisation lost on the development
+data (docs/semantic-index.md). tests/test_semantic_full_text.py holds the ranking in plain
+Python, which both databases must match. The candidates come from the full-text index (GIN
+on PostgreSQL, FTS5 on SQLite) in one condition, so a fact is found the moment its write
+commits, whatever the semantic index is doing.
 """
 
 import math
@@ -46,21 +41,17 @@ COMMON_POSTINGS = 2000
 TIERED_ABOVE = 1000
 TIER_TARGET = 8
 MAX_TIER_WORDS = 8
-# The facts holding a full-text query, and its OR and AND (one condition the planner can
-# give to the index: a subquery it may only walk in score order, checking each fact).
+# The facts holding a full-text query, and its OR and AND. On PostgreSQL a condition on the
+# fact itself: given a subquery, the planner may sort every fact by score and walk the list.
 MATCH = {
     "postgresql": ("m.term_vec @@ %s::tsquery", " | ", " & "),
-    "sqlite": (
-        "m.id IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s)",
-        " OR ",
-        " AND ",
-    ),
+    "sqlite": (f"m.id IN ({WORD_MATCH['sqlite']})", " OR ", " AND "),
 }
 MAX_CACHED_WORDS = 50_000
 SCALE = 1_000_000_000
 _stats_lock = threading.Lock()
 _stats: dict[str, tuple[float, int]] = {}
-_df: dict[tuple[str, str], tuple[float, int]] = {}
+_df: dict[tuple[str, str], tuple[float, int]] = {}  # (database, word): (good until, df)
 
 
 def query_words(query: str) -> list[str]:
@@ -94,16 +85,12 @@ def forget_stats() -> None:
         _df.clear()
 
 
-def _lifetime(df: int) -> float:
-    return COMMON_STATS_SECONDS if df > COMMON_POSTINGS else STATS_SECONDS
-
-
 def document_frequencies(words: list[str]) -> list[int]:
     """How many live facts hold each word; cached per word like N (a common word longer)."""
     db = connection.settings_dict["NAME"]
     now = time.monotonic()
     known = {w: _df.get((db, w)) for w in words}
-    fresh = [w for w, hit in known.items() if not hit or now - hit[0] >= _lifetime(hit[1])]
+    fresh = [w for w, hit in known.items() if not hit or now >= hit[0]]
     if fresh:
         match = WORD_MATCH[connection.vendor]
         sql = " UNION ALL ".join(
@@ -116,10 +103,12 @@ def document_frequencies(words: list[str]) -> list[int]:
             if len(_df) > MAX_CACHED_WORDS:
                 _df.clear()
             for i, word in enumerate(fresh):
-                known[word] = (now, int(counted.get(i, 0)))
+                df = int(counted.get(i, 0))
+                lifetime = COMMON_STATS_SECONDS if df > COMMON_POSTINGS else STATS_SECONDS
+                known[word] = (now + lifetime, df)
                 # A word no fact holds yet is counted again next time: the fact that brings
                 # it must be found the moment it is written.
-                if known[word][1]:
+                if df:
                     _df[(db, word)] = known[word]
     return [known[w][1] for w in words]
 
