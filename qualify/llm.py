@@ -84,16 +84,18 @@ class ChatClient:
         json_schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The assistant's turn, in the form it goes back into the conversation."""
-        kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages}
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": 0}
         if tools:
-            kwargs["tools"] = tools
+            body["tools"] = tools
         if json_schema is not None:
             # llama.cpp's server accepts this and constrains output to the schema; it rejects
             # OpenAI's {"type": "json_schema"}. Servers that ignore "schema" still get JSON mode.
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            body["response_format"] = {"type": "json_object", "schema": json_schema}
         started = time.perf_counter()
         try:
-            response = self._client.chat.completions.create(temperature=0, **kwargs)
+            # The client's plain POST: its timeout, retry and errors, without the typed request
+            # and response objects that were most of its cost per call.
+            response = self._client.post("/chat/completions", cast_to=dict, body=body)
         except openai.APITimeoutError:
             raise LLMCallFailed(f"LLM endpoint timed out after {self.config.timeout:g}s") from None
         except openai.APIConnectionError as exc:
@@ -104,18 +106,16 @@ class ChatClient:
             ) from None
         finally:
             self.elapsed_ms += (time.perf_counter() - started) * 1000
-        if not response.choices:
-            return {"role": "assistant", "content": ""}
-        message = response.choices[0].message
-        turn: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
-        calls = [c for c in message.tool_calls or [] if getattr(c, "function", None) is not None]
+        message = (response.get("choices") or [{}])[0].get("message") or {}
+        turn: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+        calls = [c for c in message.get("tool_calls") or [] if c.get("function")]
         if calls:
-            turn["tool_calls"] = [_tool_call(c.id, c.function) for c in calls]
+            turn["tool_calls"] = [_tool_call(c.get("id"), c["function"]) for c in calls]
         return turn
 
 
-def _tool_call(call_id: str, function: Any) -> dict[str, Any]:
-    called = {"name": function.name, "arguments": function.arguments or "{}"}
+def _tool_call(call_id: str, function: dict[str, Any]) -> dict[str, Any]:
+    called = {"name": function.get("name"), "arguments": function.get("arguments") or "{}"}
     return {"id": call_id, "type": "function", "function": called}
 
 

@@ -9,6 +9,7 @@ timeouts and the same circuit as ``qualify`` bound it; a memory outage is record
 answer and the replay goes on.
 """
 
+import copy
 import threading
 from collections import Counter, deque
 from collections.abc import Callable
@@ -112,8 +113,8 @@ def _ask(
 
 def _asker(client: llm.ChatClient, jobs: SimpleQueue) -> None:
     """Asks job after job in a daemon thread (an interrupted replay never waits for it); each
-    thread has its own client, so an answer's waiting time stays its own."""
-    client = llm.ChatClient(client.config)
+    thread counts its own waiting time, on the one connection pool."""
+    client = copy.copy(client)
     for box, *job in iter(jobs.get, None):
         try:
             box.put(_ask(client, *job))
