@@ -16,7 +16,8 @@ outcomes, and `replay`'s own overhead per posting against a local OpenAI-compati
   is what karani adds to the run: per posting, the idle time before its two jobs (the first
   also carries the run's start). Goal: p95 <= 10 ms per posting. Beside it, karani's work per
   posting, whether or not the endpoint waits for it: ``prompt_for`` (recall included) and the
-  answers' inserts, timed around those calls.
+  answers' inserts, timed around those calls; and the CPU time of ``ChatClient.complete`` per
+  request in the thread that calls it (the request built and sent, the answer parsed).
 
 The bench's database (``--database``, an SQLite file of that name in the temp dir) is made
 afresh each run; answers are committed as ``replay`` commits them.
@@ -216,6 +217,16 @@ def bench_replay(n: int, model_ms: float) -> tuple[dict[str, list[float]], float
         return call
 
     replay.prompt_for = timed(replay.prompt_for)
+    client_cpu, complete = [], llm.ChatClient.complete
+
+    def cpu_timed(self, *args, **kwargs):  # the client's own CPU: request built, answer parsed
+        started = time.thread_time()
+        try:
+            return complete(self, *args, **kwargs)
+        finally:
+            client_cpu.append((time.thread_time() - started) * 1000)
+
+    llm.ChatClient.complete = cpu_timed
     ReplayAnswer.objects.create = timed(ReplayAnswer.objects.create)
     parent, child = multiprocessing.get_context("fork").Pipe()
     server = multiprocessing.get_context("fork").Process(target=serve, args=(child, model_ms))
@@ -241,6 +252,7 @@ def bench_replay(n: int, model_ms: float) -> tuple[dict[str, list[float]], float
         ],
         "endpoint idle per request (its slot between jobs)": idle,
         "karani's work per posting (prompts incl. recall, writes)": list(own.values()),
+        "the LLM client's CPU per request (its thread)": client_cpu,
         "the slot's time per job (scripted)": [(e - s) * 1000 for s, e in spans],
     }, busy
 
