@@ -73,8 +73,10 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
     # Keyword hits carry their rows already; semantic hits never do.
     missing = [h.memory_id for h in hits if h.row is None]
-    found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
-    rows = {row[0]: row for row in found} if missing else {}
+    rows = {}
+    if missing:  # no query built at all on the keyword path
+        found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
+        rows = {row[0]: row for row in found}
     # A fact deleted between ranking and fetch has no row: never return a dead fact.
     return [
         RecalledFact(*row, score=hit.score)
