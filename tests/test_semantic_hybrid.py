@@ -11,7 +11,7 @@ from semantic_support import closed_port
 from memory import lexical, selectors, services
 from memory.keyword import Hit
 from memory.models import Memory
-from memory.semantic import search, sync
+from memory.semantic import search, store, sync
 from memory.semantic.encoder import embed_query
 from memory.semantic.guard import guarded
 
@@ -167,3 +167,21 @@ def test_it_recalls_a_fact_written_with_the_store_up_at_once(mem0_mode):
     assert Memory.objects.get(pk=fact.id).indexed_at is not None
     assert (result.mode, result.fallback) == ("mem0", False)
     assert [f.id for f in result.results][:1] == [fact.id]
+
+
+def test_each_sentence_of_a_long_fact_gets_its_own_vector_counted_once(mem0_mode):
+    text = "Fabrikam: the loop has a take-home exercise. The offer came in March! Is it fine?"
+    fact = services.remember(text=text, company="Fabrikam")
+    vector = guarded(lambda c: embed_query(c, "Fabrikam: The offer came in March!"))
+
+    rows = guarded(lambda c: store.counts(c))
+    dense = guarded(lambda c: search.nearest(c, vector, company_key="fabrikam", depth=10))
+
+    assert store.sentences(text)[1:] == [
+        "Fabrikam: The offer came in March!",
+        "Fabrikam: Is it fine?",
+    ]
+    assert store.sentences("One sentence, however long it is.") == []
+    assert rows == (4, 1)
+    assert dense[0].memory_id == fact.id and dense[0].score > 0.99
+    assert [h.memory_id for h in dense] == [fact.id]

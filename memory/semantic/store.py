@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -11,11 +12,14 @@ from django.db import connection
 from django.utils import timezone
 from psycopg import sql
 
+from memory import text as textmod
 from memory.models import Memory
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 
 log = logging.getLogger("karani.memory")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LABEL = re.compile(r"[^:\n]{1,40}: ")
 
 
 def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
@@ -61,9 +65,26 @@ def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> lis
 def insert_rows(
     client: Client, memories: Sequence[Memory], vectors: Any
 ) -> list[tuple[Memory, str]]:
-    """Write each row's vector through mem0's ``vector_store.insert``; (row, vector id) pairs."""
+    """Write each row's vector, and one per sentence of a multi-sentence row, through mem0's
+    ``vector_store.insert``; (row, whole-text vector id) pairs."""
     ids = _insert(client, vectors, [payload(m) for m in memories])
+    # A question about one sentence of a long fact matches that sentence better than the
+    # whole text, whose vector averages every sentence; recall counts a fact at its best row.
+    pieces = [(m, s) for m in memories for s in sentences(m.text)]
+    if pieces:
+        texts = [s for _, s in pieces]
+        _insert(client, embed_texts(client, texts), [payload(m, s) for m, s in pieces])
     return list(zip(memories, ids, strict=True))
+
+
+def sentences(text: str) -> list[str]:
+    """A fact's sentences (split after . ! or ?) when it has two or more, else []; a leading
+    "label: " (a speaker, a company) stays on each, as it says whom the sentence is about."""
+    found = [s for s in _SENTENCE_END.split(text.strip()) if textmod.tokens(s)]
+    if len(found) < 2:
+        return []
+    label = _LABEL.match(found[0])
+    return found[:1] + [label.group(0) + s if label else s for s in found[1:]]
 
 
 def extract_and_add(client: Client, memory: Memory) -> list[str]:
