@@ -54,10 +54,6 @@ _stats: dict[str, tuple[float, int]] = {}
 _df: dict[tuple[str, str], tuple[float, int]] = {}  # (database, word): (good until, df)
 
 
-def query_words(query: str) -> list[str]:
-    return textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
-
-
 def idf(count: int, df: int) -> float:
     # A cached N below a fresh df (facts written since) must not make a weight negative.
     return math.log(1 + max(count - df, 0) / (df + 0.5) + 0.5 / (df + 0.5))
@@ -121,7 +117,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     COMMON_POSTINGS live facts), or its rarest word when every word is common; each
     candidate is then scored on every query word.
     """
-    words = query_words(query)
+    words = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
     dfs = document_frequencies(words) if words else []
     held = {w: d for w, d in zip(words, dfs, strict=True) if d > 0}
     if not held:
