@@ -8,42 +8,37 @@ array. A remote embedder, or a model this path does not recognise, goes through 
 
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from memory.semantic.client import Client
 
 # One fast encoder per loaded model object (a reload builds a new one).
-_encoders: "weakref.WeakKeyDictionary[Any, _LocalQueryEncoder]" = weakref.WeakKeyDictionary()
+_encoders: "weakref.WeakKeyDictionary[Any, Callable[[str], Any]]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
-class _LocalQueryEncoder:
+def _fast_encoder(model: Any) -> Callable[[str], Any]:
     """``SentenceTransformer.encode(text)`` for one text, without the batch machinery."""
+    import torch
 
-    def __init__(self, model: Any) -> None:
-        import torch
+    # encode() calls eval() on every call; a loaded model is already in eval mode, and
+    # nothing here trains it, so once is enough.
+    model.eval()
+    # What encode() resolves per call with no prompt arguments: the model's default prompt
+    # (none for the bundled model) and its truncation dimension.
+    prompt, truncate_dim = model._resolve_prompt(None, None), model.truncate_dim
 
-        self._torch = torch
-        self._model = model
-        # encode() calls eval() on every call; a loaded model is already in eval mode, and
-        # nothing here trains it, so once is enough.
-        model.eval()
-        # What encode() resolves per call with no prompt arguments: the model's default
-        # prompt (none for the bundled model) and its truncation dimension.
-        self._prompt = model._resolve_prompt(None, None)
-        self._truncate_dim = model.truncate_dim
-
-    def __call__(self, text: str) -> Any:
-        """The query's vector as a float32 numpy array."""
-        torch = self._torch
+    def encode(text: str) -> Any:
         with torch.inference_mode():
-            features = self._model.preprocess([text], prompt=self._prompt)
             # Through __call__, as encode() does, so any forward hooks still apply.
-            embedding = self._model(features)["sentence_embedding"]
-            if self._truncate_dim is not None:
-                embedding = embedding[..., : self._truncate_dim]
+            embedding = model(model.preprocess([text], prompt=prompt))["sentence_embedding"]
+            if truncate_dim is not None:
+                embedding = embedding[..., :truncate_dim]
             # bfloat16 weights give a bfloat16 vector; encode() upcasts it the same way.
             return embedding[0].float().numpy()
+
+    return encode
 
 
 def _local_model(client: Client) -> Any:
@@ -68,12 +63,10 @@ def query_encoder(client: Client) -> Any:
     if model is None:
         embedder = client.memory.embedding_model
         return lambda text: embedder.embed(text, "search")
-    encoder = _encoders.get(model)
-    if encoder is None:
-        with _lock:
-            encoder = _encoders.get(model)
-            if encoder is None:
-                encoder = _encoders[model] = _LocalQueryEncoder(model)
+    with _lock:
+        encoder = _encoders.get(model)
+        if encoder is None:
+            encoder = _encoders[model] = _fast_encoder(model)
     return encoder
 
 
