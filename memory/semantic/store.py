@@ -65,16 +65,15 @@ def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> lis
 def insert_rows(
     client: Client, memories: Sequence[Memory], vectors: Any
 ) -> list[tuple[Memory, str]]:
-    """Write each row's vector, and one per sentence of a multi-sentence row, through mem0's
+    """Write each row's vector, and one per sentence of a multi-sentence row, in one mem0
     ``vector_store.insert``; (row, whole-text vector id) pairs."""
-    ids = _insert(client, vectors, [payload(m) for m in memories])
     # A question about one sentence of a long fact matches that sentence better than the
     # whole text, whose vector averages every sentence; recall counts a fact at its best row.
     pieces = [(m, s) for m in memories for s in sentences(m.text)]
-    if pieces:
-        texts = [s for _, s in pieces]
-        _insert(client, embed_texts(client, texts), [payload(m, s) for m, s in pieces])
-    return list(zip(memories, ids, strict=True))
+    extra = list(embed_texts(client, [s for _, s in pieces])) if pieces else []
+    payloads = [payload(m) for m in memories] + [payload(m, s) for m, s in pieces]
+    ids = _insert(client, [*vectors, *extra], payloads)
+    return list(zip(memories, ids[: len(memories)], strict=True))
 
 
 def sentences(text: str) -> list[str]:
