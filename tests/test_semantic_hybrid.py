@@ -182,6 +182,7 @@ def test_each_sentence_of_a_long_fact_gets_its_own_vector_counted_once(mem0_mode
         "Fabrikam: Is it fine?",
     ]
     assert store.sentences("One sentence, however long it is.") == []
+    assert len(store.sentences("Word. " * 100)) == store.MAX_SENTENCES
     assert rows == (4, 1)
     assert dense[0].memory_id == fact.id and dense[0].score > 0.99
     assert [h.memory_id for h in dense] == [fact.id]

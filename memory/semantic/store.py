@@ -20,6 +20,9 @@ from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 log = logging.getLogger("karani.memory")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LABEL = re.compile(r"[^:\n]{1,40}: ")
+# Sentence vectors a fact may add: a 2,000-character fact of one-word sentences must not
+# flood the collection (the lexical half still finds words past the cap).
+MAX_SENTENCES = 20
 
 
 def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
@@ -83,7 +86,7 @@ def sentences(text: str) -> list[str]:
     if len(found) < 2:
         return []
     label = _LABEL.match(found[0])
-    return found[:1] + [label.group(0) + s if label else s for s in found[1:]]
+    return found[:1] + [label.group(0) + s if label else s for s in found[1:MAX_SENTENCES]]
 
 
 def extract_and_add(client: Client, memory: Memory) -> list[str]:
