@@ -1,12 +1,6 @@
-"""Semantic mode's ranking: the dense half (the local model's embedding, nearest vectors in
-the store, scoped in the store query) fused with the lexical half (idf-weighted word
-coverage over the ledger's own full-text index, memory.lexical). docs/semantic-index.md has
-the design and the measurements that chose the fusion (bench/recall_eval.py).
-
-The lexical half reads the ledger, so a fact is recalled the moment its write commits, even
-while its vector is pending. Any failure of the dense half raises SemanticUnavailable (the
-caller falls back to keyword recall). Hits carry ledger ids; the caller materialises live
-rows only, so a stale vector of a forgotten fact never resurrects it.
+"""Semantic mode's ranking: the dense half (nearest vectors in the store, scoped in the store
+query) fused with the lexical half (memory.lexical, on the ledger, so a fact is found the
+moment its write commits); docs/semantic-index.md has the design and the measurements.
 """
 
 import math
@@ -73,14 +67,11 @@ def standardise(hits: list[Hit]) -> tuple[dict[int, float], float]:
 
 
 def fuse(dense: list[Hit], words: list[Hit], *, dense_share: float = DENSE_SHARE) -> list[Hit]:
-    """``dense_share`` of the cosine's z-score plus the rest of the idf coverage's, each
-    within the query's own candidates (memory.lexical's coverage, the dense half's cosines).
+    """``dense_share`` of the cosine's z-score plus the rest of the idf coverage's, each within
+    the query's own candidates; a fact one half lacks gets that half's lowest, ties go newer.
 
-    Per-query standardisation puts the two on one scale whatever the query: how far a fact
-    stands out from the other candidates, not the raw cosine (whose level varies with the
-    query's phrasing) or coverage (whose spread varies with how many rare words it has).
-    A fact one half did not return gets that half's lowest score (a pending fact has no
-    vector yet). Ties go to the newer fact.
+    z-scores put both on one scale whatever the query: a cosine's level varies with the
+    query's phrasing, coverage's spread with how many rare words it has.
     """
     by_dense, dense_floor = standardise(dense)
     by_words, words_floor = standardise(words)
