@@ -159,30 +159,24 @@ def test_it_recalls_a_fact_written_while_the_store_is_down(mem0_mode, settings):
     assert [f.id for f in result.results][:1] == [fact.id]
 
 
-def test_it_recalls_a_fact_written_with_the_store_up_at_once(mem0_mode):
-    fact = services.remember(text="Fabrikam's loop has a take-home exercise", company="Fabrikam")
-
-    result = selectors.recall(query="take-home exercise", company="Fabrikam")
-
-    assert Memory.objects.get(pk=fact.id).indexed_at is not None
-    assert (result.mode, result.fallback) == ("mem0", False)
-    assert [f.id for f in result.results][:1] == [fact.id]
-
-
-def test_each_sentence_of_a_long_fact_gets_its_own_vector_counted_once(mem0_mode):
+def test_it_recalls_a_fact_written_with_the_store_up_at_once_a_vector_per_sentence(mem0_mode):
     text = "Fabrikam: the loop has a take-home exercise. The offer came in March! Is it fine?"
     fact = services.remember(text=text, company="Fabrikam")
     vector = guarded(lambda c: embed_query(c, "Fabrikam: The offer came in March!"))
 
+    result = selectors.recall(query="take-home exercise", company="Fabrikam")
     rows = guarded(lambda c: store.counts(c))
     dense = guarded(lambda c: search.nearest(c, vector, company_key="fabrikam", depth=10))
 
+    assert Memory.objects.get(pk=fact.id).indexed_at is not None
+    assert (result.mode, result.fallback) == ("mem0", False)
+    assert [f.id for f in result.results][:1] == [fact.id]
     assert store.sentences(text)[1:] == [
         "Fabrikam: The offer came in March!",
         "Fabrikam: Is it fine?",
     ]
     assert store.sentences("One sentence, however long it is.") == []
     assert len(store.sentences("Word. " * 100)) == store.MAX_SENTENCES
-    assert rows == (4, 1)
+    assert rows == (4, 1), "the whole text and each of its three sentences"
     assert dense[0].memory_id == fact.id and dense[0].score > 0.99
-    assert [h.memory_id for h in dense] == [fact.id]
+    assert [h.memory_id for h in dense] == [fact.id], "a fact counts once, at its best row"
