@@ -121,11 +121,14 @@ def test_static_files_are_served_without_debug_or_insecure(server, request):
 
 def _login(browser, url: str) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(f"{url}/admin/login/")
     browser.find_element(By.NAME, "username").send_keys("curator")
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    # A navigation issued before the login's redirect lands would race it.
+    WebDriverWait(browser, 20).until(lambda b: "/admin/login/" not in b.current_url)
 
 
 def test_the_home_page_says_what_karani_is_and_links_everything(browser, runserver, tmp_path):
