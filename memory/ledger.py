@@ -84,6 +84,7 @@ def write_fact(
         return RememberResult(twin, created=False)
     # Stored exactly as built, as Model.save() would leave it.
     row.pk, row._state.adding, row._state.db = pk, False, connection.alias
+    row.mark_stored()
     return RememberResult(row, created=True)
 
 

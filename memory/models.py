@@ -5,6 +5,8 @@ Text, kind and company never change in place. A duplicate write touches ``last_s
 it; nothing ever issues a SQL DELETE on a fact.
 """
 
+from collections.abc import Sequence
+
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -181,13 +183,13 @@ class Memory(SoftDeleteModel):
     @classmethod
     def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
         instance = super().from_db(db, field_names, values)
-        # Remember what was read, so save() can refuse an in-place rewrite of the fact.
-        instance._as_loaded = {
-            name: value
-            for name, value in zip(field_names, values, strict=True)
-            if name in FROZEN_FIELDS
-        }
+        instance.mark_stored(field_names)
         return instance
+
+    def mark_stored(self, field_names: Sequence[str] = ()) -> None:
+        """Keep what the stored row says, so save() can refuse an in-place rewrite of the fact."""
+        names = field_names or [f.attname for f in self._meta.concrete_fields]
+        self._as_loaded = {name: getattr(self, name) for name in names if name in FROZEN_FIELDS}
 
     @property
     def is_live(self) -> bool:

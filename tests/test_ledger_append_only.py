@@ -67,3 +67,11 @@ def test_it_lets_a_new_unsaved_fact_be_built_freely():
     memory.text = "final"
     memory.save()
     assert Memory.objects.get(pk=memory.pk).text == "final"
+
+
+def test_it_refuses_to_rewrite_the_row_remember_returned():
+    written = services.remember(text="Prefers remote").memory
+    written.text = "Prefers the office"
+    with pytest.raises(TypeError, match="text never change in place"):
+        written.save()
+    assert Memory.objects.get(pk=written.pk).text == "Prefers remote"
