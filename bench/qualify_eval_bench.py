@@ -291,36 +291,31 @@ def main() -> None:
     console = Console(width=120)
     with transaction.atomic():
         _profile, n_outcomes = history(args.qualifications)
+
+    def report(title: str, times: dict[str, list[float]], path: str, goal: float) -> str:
+        """Print the table; the goal's path p95 and whether it meets the goal."""
+        console.print(_table(title, times))
+        p95 = _p95(times[path])
+        return f"p95 {p95:.2f} ms {'meets' if p95 <= goal else 'MISSES'} the goal (<= {goal:g} ms)"
+
     if args.rounds:
         load = os.getloadavg()[0]
         funnel_times = bench_funnel(args.rounds)
-        console.print(
-            _table(
-                f"funnel · {args.qualifications:,} qualifications, {n_outcomes:,} outcomes · "
-                f"{args.backend} · load {load:.1f}",
-                funnel_times,
-            )
+        title = (
+            f"funnel · {args.qualifications:,} qualifications, {n_outcomes:,} outcomes · "
+            f"{args.backend} · load {load:.1f}"
         )
-        p95 = _p95(funnel_times["funnel --json (now)"])
-        verdict = "meets" if p95 <= FUNNEL_GOAL_MS else "MISSES"
         console.print(
-            f"funnel --json p95 {p95:.1f} ms {verdict} the goal (<= {FUNNEL_GOAL_MS:g} ms)"
+            "funnel --json " + report(title, funnel_times, "funnel --json (now)", FUNNEL_GOAL_MS)
         )
     load = os.getloadavg()[0]
     replay_times, busy = bench_replay(args.replay, args.model_ms)
-    console.print(
-        _table(
-            f"replay · {args.replay} postings x 2 versions, endpoint {args.model_ms:g} ms per "
-            f"answer · {args.backend} · load {load:.1f}-{os.getloadavg()[0]:.1f}",
-            replay_times,
-        )
+    title = (
+        f"replay · {args.replay} postings x 2 versions, endpoint {args.model_ms:g} ms per "
+        f"answer · {args.backend} · load {load:.1f}-{os.getloadavg()[0]:.1f}"
     )
-    p95 = _p95(replay_times["endpoint idle per posting (2 requests)"])
-    verdict = "meets" if p95 <= REPLAY_GOAL_MS else "MISSES"
-    console.print(
-        f"endpoint busy {busy:.1%} of the replay; idle per posting p95 {p95:.2f} ms {verdict} "
-        f"the goal (<= {REPLAY_GOAL_MS:g} ms)"
-    )
+    idle = report(title, replay_times, "endpoint idle per posting (2 requests)", REPLAY_GOAL_MS)
+    console.print(f"endpoint busy {busy:.1%} of the replay; idle per posting {idle}")
 
 
 if __name__ == "__main__":
