@@ -205,33 +205,37 @@ def _methods(sources: dict) -> dict:
             lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
             ("cosine + w*coverage", w),
         )
-    for a in (0.3, 0.4, 0.5):
-        methods[f"minmax {a}*dense+{1 - a:.1f}*coverage"] = (
-            ["dense", "coverage"],
-            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
-            ("minmax", a),
-        )
-        methods[f"minmax {a}*dense+{1 - a:.1f}*bm25"] = (
-            ["dense", "bm25"],
-            lambda ls, a=a: rm.score_fusion(ls, weights=(a, 1 - a)),
-            ("minmax bm25", a),
-        )
+    # Each family: (name, fusion, shares of the dense half, lexical halves as (label, source, key)).
+    families = [
+        (
+            "minmax",
+            rm.score_fusion,
+            (0.3, 0.4, 0.5),
+            [
+                ("coverage", "coverage", "minmax"),
+                ("bm25", "bm25", "minmax bm25"),
+            ],
+        ),
+        (
+            "z",
+            rm.zscore_fusion,
+            (0.3, 0.4, 0.5, 0.6),
+            [
+                ("coverage", "coverage", "z"),
+                ("coverage, English stems", "coverage_stem", "z stems"),
+                ("bm25 (k1 1.2, b 0.75)", "bm25", "z bm25"),
+            ],
+        ),
+    ]
+    for family, fuse, shares, halves in families:
+        for a in shares:
+            for label, source, key in halves:
+                methods[f"{family} {a}*dense+{1 - a:.1f}*{label}"] = (
+                    ["dense", source],
+                    lambda ls, a=a, fuse=fuse: fuse(ls, weights=(a, 1 - a)),
+                    (key, a),
+                )
     for a in (0.3, 0.4, 0.5, 0.6):
-        methods[f"z {a}*dense+{1 - a:.1f}*coverage"] = (
-            ["dense", "coverage"],
-            lambda ls, a=a: rm.zscore_fusion(ls, weights=(a, 1 - a)),
-            ("z", a),
-        )
-        methods[f"z {a}*dense+{1 - a:.1f}*coverage, English stems"] = (
-            ["dense", "coverage_stem"],
-            lambda ls, a=a: rm.zscore_fusion(ls, weights=(a, 1 - a)),
-            ("z stems", a),
-        )
-        methods[f"z {a}*dense+{1 - a:.1f}*bm25 (k1 1.2, b 0.75)"] = (
-            ["dense", "bm25"],
-            lambda ls, a=a: rm.zscore_fusion(ls, weights=(a, 1 - a)),
-            ("z bm25", a),
-        )
         methods[f"z over the union {a}*dense+{1 - a:.1f}*coverage"] = (
             ["dense", "coverage"],
             lambda ls, a=a: rm.union_zscore_fusion(ls[0], ls[1], dense_share=a),
