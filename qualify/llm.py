@@ -34,6 +34,11 @@ class VerdictUnavailable(Exception):
     """The model's reply stayed invalid after one retry."""
 
 
+def endpoint_failed(error: str) -> bool:
+    """Whether a recorded error is the endpoint's (LLMCallFailed), which the circuit counts."""
+    return error.startswith("LLM endpoint")
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     base_url: str

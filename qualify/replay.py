@@ -169,7 +169,7 @@ def run(
             latency_ms=round(waited_ms),
         )
         summary.memory_unavailable += bool(memory_error)
-        failures_in_a_row = failures_in_a_row + 1 if error.startswith("LLM endpoint") else 0
+        failures_in_a_row = failures_in_a_row + 1 if llm.endpoint_failed(error) else 0
         # Never a request that could follow the failure that stops the run, and one at a time
         # when answers are slow: a request queued at the endpoint waits against its timeout.
         quick = waited_ms <= client.config.timeout * 500

@@ -260,7 +260,7 @@ def run_batch(
         summary.with_memory += q.fact_count > 0
         summary.memory_unavailable += done.memory_error is not None
         summary.facts_not_written += done.fact_error is not None
-        failures_in_a_row = failures_in_a_row + 1 if q.error.startswith("LLM endpoint") else 0
+        failures_in_a_row = failures_in_a_row + 1 if llm.endpoint_failed(q.error) else 0
         if failures_in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
             summary.stopped = (
                 f"stopped after {failures_in_a_row} endpoint failures in a row ({q.error})"
