@@ -68,6 +68,72 @@ def test_a_half_with_one_candidate_or_none_still_counts():
     assert [h.memory_id for h in search.fuse(dense, [Hit(3, 0.4)])] == [1, 3, 2]
 
 
+def test_a_fact_gains_a_share_of_its_best_neighbours_score():
+    fused = [Hit(1, 2.0), Hit(5, 1.0), Hit(7, 0.9), Hit(9, 0.0)]
+    beside = {1: [2], 2: [1, 3], 3: [2], 7: [8], 8: [7], 9: [5], 5: [9]}
+
+    lifted = {h.memory_id: h.score for h in search.with_context(fused, beside, share=0.4)}
+
+    assert lifted == pytest.approx({1: 2.0, 2: 0.8, 5: 1.0, 7: 0.9, 8: 0.36, 9: 0.4})
+    assert 3 not in lifted, "a neighbour of a fact no half found gains nothing and stays out"
+    assert search.with_context(fused, beside, share=0.0) == fused
+
+
+def test_every_fused_candidate_scores_from_zero_where_neither_half_found_it():
+    dense = [Hit(1, 0.7), Hit(2, 0.5), Hit(3, 0.3)]
+    words = [Hit(3, 0.9), Hit(4, 0.1)]
+
+    fused = {h.memory_id: h.score for h in search.fuse(dense, words)}
+
+    assert min(fused.values()) == 0.0 and all(s >= 0 for s in fused.values())
+    assert fused[3] > fused[1] > fused[2] > fused[4] == 0.0
+
+
+def test_a_facts_neighbours_are_the_live_facts_written_beside_it_in_its_company():
+    a1 = services.remember(text="Acme first", company="Acme").id
+    g1 = services.remember(text="Global first").id
+    b1 = services.remember(text="Globex first", company="Globex").id
+    a2 = services.remember(text="Acme second", company="Acme").id
+    gone = services.remember(text="Acme deleted", company="Acme").id
+    a3 = services.remember(text="Acme third", company="Acme").id
+    g2 = services.remember(text="Global second").id
+    services.forget(id=gone, reason="test")
+
+    near = search.neighbours([a2, g1, b1, gone], company_key="acme")
+    everywhere = search.neighbours([a2, b1], company_key=None)
+
+    assert {k: sorted(v) for k, v in near.items()} == {
+        a2: [a1, a3],
+        a1: [a2],
+        a3: [a2],
+        g1: [g2],
+        g2: [g1],
+    }, "Globex's fact is out of the scope and the deleted one is nobody's neighbour"
+    assert {k: sorted(v) for k, v in everywhere.items()} == {a2: [a1, a3], a1: [a2], a3: [a2]}
+    assert search.neighbours([], company_key=None) == {}
+
+
+def test_it_recalls_the_fact_written_right_after_the_one_naming_the_subject(mem0_mode):
+    named = services.remember(
+        text="Acme's recruiter asked about the Zorbleck migration.", company="Acme"
+    )
+    answer = services.remember(text="I said we moved forty services in a weekend.", company="Acme")
+    other = services.remember(text="Globex: nothing moved in a weekend.", company="Globex")
+    for month in ("March", "April", "May", "June", "July", "August"):
+        services.remember(text=f"Acme plans a database migration in {month}.", company="Acme")
+
+    result = selectors.recall(query="the zorbleck migration", company="Acme", limit=2)
+    words = lexical.search(query="the zorbleck migration", company_key="acme", limit=50)
+
+    assert not result.fallback
+    assert [f.id for f in result.results] == [named.id, answer.id]
+    assert answer.id not in {h.memory_id for h in words}, "no word of the query is in it"
+    assert other.id not in {
+        f.id
+        for f in selectors.recall(query="the zorbleck migration", company="Acme", limit=50).results
+    }
+
+
 def test_it_finds_a_rare_name_the_embedding_misses(mem0_mode):
     target = services.remember(text="Zorbleck Analytics pays for a yearly conference trip.")
     for n in range(30):

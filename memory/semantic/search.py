@@ -1,10 +1,13 @@
 """Semantic mode's ranking: the dense half (nearest vectors in the store, scoped in the store
 query) fused with the lexical half (memory.lexical, on the ledger, so a fact is found the
-moment its write commits); docs/semantic-index.md has the design and the measurements.
+moment its write commits), then each fact lifted by the facts written beside it in its
+company; docs/semantic-index.md has the design and the measurements.
 """
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
+
+from django.db import connection
 
 from memory import lexical
 from memory.keyword import Hit
@@ -17,6 +20,11 @@ from memory.semantic.guard import guarded
 # put on its query's own scale: chosen by leave-one-conversation-out cross-validation on
 # LoCoMo's development split (bench/recall_eval.py, docs/semantic-index.md).
 DENSE_SHARE = 0.4
+# The share of a neighbour's fused score a fact gains (its neighbours: the live facts written
+# just before and after it in its company). What is written together is often about one
+# thing, a question and its answer or one page's facts, and only one of them names it.
+# Chosen by the same cross-validation as DENSE_SHARE.
+NEIGHBOUR_SHARE = 0.4
 # Candidates per half. The z-scores depend on how many there are, so any limit up to 10
 # ranks the same; a larger limit asks for more (a stale vector or a fact only one half
 # ranks must not push the fused top ``limit`` short).
@@ -66,22 +74,82 @@ def standardise(hits: list[Hit]) -> tuple[dict[int, float], float]:
     return z, min(z.values())
 
 
+def _ordered(scores: dict[int, float]) -> list[Hit]:
+    # Best first; ties go to the newer fact.
+    order = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
+    return [Hit(memory_id=pk, score=score) for pk, score in order]
+
+
 def fuse(dense: list[Hit], words: list[Hit], *, dense_share: float = DENSE_SHARE) -> list[Hit]:
     """``dense_share`` of the cosine's z-score plus the rest of the idf coverage's, each within
-    the query's own candidates; a fact one half lacks gets that half's lowest, ties go newer.
+    the query's own candidates and counted from that half's lowest, which a fact the half
+    lacks gets: 0 is a fact neither half found, every candidate scores 0 or more.
 
     z-scores put both on one scale whatever the query: a cosine's level varies with the
     query's phrasing, coverage's spread with how many rare words it has.
     """
     by_dense, dense_floor = standardise(dense)
     by_words, words_floor = standardise(words)
-    scores = {
-        pk: dense_share * by_dense.get(pk, dense_floor)
-        + (1 - dense_share) * by_words.get(pk, words_floor)
-        for pk in by_dense.keys() | by_words.keys()
-    }
-    order = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
-    return [Hit(memory_id=pk, score=score) for pk, score in order]
+    return _ordered(
+        {
+            pk: dense_share * (by_dense.get(pk, dense_floor) - dense_floor)
+            + (1 - dense_share) * (by_words.get(pk, words_floor) - words_floor)
+            for pk in by_dense.keys() | by_words.keys()
+        }
+    )
+
+
+def neighbours(memory_ids: list[int], *, company_key: str | None) -> dict[int, list[int]]:
+    """Each live fact's neighbours, for the facts in the scope: the live facts of its company
+    (or the global ones) written just before and just after it; both ways, so a neighbour of
+    one lists that one too. A neighbour is in its fact's company, so in the scope."""
+    if not memory_ids:
+        return {}
+
+    def beside(compare: str, order: str) -> str:
+        # One index probe on (company_key, id) per fact and side; NULL needs IS NULL.
+        pick = (
+            f"SELECT m.id FROM memories m WHERE m.company_key {{}} AND m.id {compare} c.id"
+            f" AND m.deleted_at IS NULL ORDER BY m.id {order} LIMIT 1"
+        )
+        return (
+            f"CASE WHEN c.company_key IS NULL THEN ({pick.format('IS NULL')})"
+            f" ELSE ({pick.format('= c.company_key')}) END"
+        )
+
+    marks = ", ".join(["%s"] * len(memory_ids))
+    params: list = list(memory_ids)
+    scope = ""
+    if company_key is not None:
+        scope = " AND (c.company_key = %s OR c.company_key IS NULL)"
+        params.append(company_key)
+    sql = (
+        f"SELECT c.id, {beside('<', 'DESC')}, {beside('>', 'ASC')} FROM memories c"
+        f" WHERE c.id IN ({marks}) AND c.deleted_at IS NULL{scope}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    found: dict[int, list[int]] = {}
+    for pk, *sides in rows:
+        for other in filter(None, sides):
+            found.setdefault(pk, []).append(other)
+            found.setdefault(other, []).append(pk)
+    return found
+
+
+def with_context(
+    fused: list[Hit], beside: dict[int, list[int]], *, share: float = NEIGHBOUR_SHARE
+) -> list[Hit]:
+    """Each fact's fused score plus ``share`` of its best neighbour's; a neighbour no half
+    found joins the candidates when it gains anything."""
+    scores = {h.memory_id: h.score for h in fused}
+    lifted = dict(scores)
+    for pk, others in beside.items():
+        gain = share * max(scores.get(other, 0.0) for other in others)
+        if gain > 0:
+            lifted[pk] = scores.get(pk, 0.0) + gain
+    return _ordered(lifted)
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
@@ -92,4 +160,6 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     dense = guarded(
         lambda client: nearest(client, embedding.result(), company_key=company_key, depth=depth)
     )
-    return fuse(dense, words)
+    fused = fuse(dense, words)
+    beside = neighbours([h.memory_id for h in fused], company_key=company_key)
+    return with_context(fused, beside)
