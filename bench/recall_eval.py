@@ -173,7 +173,7 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
     return sources
 
 
-def _methods(sources: dict) -> dict:
+def _methods(sources: dict, beside: dict | None = None) -> dict:
     """name -> (source names, fusion over their lists, (family, weight) or None).
 
     A family is one fusion at several weights: --cv picks its weight on all conversations
@@ -247,6 +247,13 @@ def _methods(sources: dict) -> dict:
         None,
     )
     methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf, None)
+    # The shipped fusion with its neighbour share at several values (0: the fusion alone).
+    for share in (0.0, 0.2, 0.3, 0.4, 0.5):
+        methods[f"z 0.4*dense+0.6*coverage, + {share}*best neighbour"] = (
+            ["dense", "coverage"],
+            lambda ls, share=share: rm.with_neighbours(ls, beside, dense_share=0.4, share=share),
+            ("z + neighbour", share),
+        )
     return methods
 
 
@@ -290,6 +297,7 @@ def _score(evidence: set[int], ranked: list[int]) -> dict[str, float]:
 
 def run(name: str, args: argparse.Namespace) -> None:
     import recall_eval_data as rd
+    import recall_eval_methods as rm
 
     _setup(ledger=args.ledger, collection=f"recall_eval_{name}")
     from memory import text as textmod
@@ -305,8 +313,11 @@ def run(name: str, args: argparse.Namespace) -> None:
     sources = _sources(args.depth, [q.text for q in data.queries], company_of)
     for name in filter(None, args.skip.split(",")):
         sources.pop(name)
+    beside = rm.write_neighbours()
     methods = {
-        m: spec for m, spec in _methods(sources).items() if all(s in sources for s in spec[0])
+        m: spec
+        for m, spec in _methods(sources, beside).items()
+        if all(s in sources for s in spec[0])
     }
     scores: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)

@@ -206,6 +206,41 @@ def union_zscore_fusion(dense: Ranked, lexical: Ranked, *, dense_share: float) -
     )
 
 
+def write_neighbours() -> dict[int, list[int]]:
+    """Every live fact's neighbours (the live facts of its company written just before and
+    after it), from the whole ledger at once: what memory.semantic.search.neighbours asks
+    the ledger for, per query, for its candidates."""
+    from memory.models import Memory
+
+    beside: dict[int, list[int]] = defaultdict(list)
+    last: dict[str | None, int] = {}
+    for pk, company in Memory.objects.order_by("id").values_list("id", "company_key"):
+        if company in last:
+            beside[pk].append(last[company])
+            beside[last[company]].append(pk)
+        last[company] = pk
+    return dict(beside)
+
+
+def with_neighbours(
+    lists: Sequence[Ranked], beside: dict[int, list[int]], *, dense_share: float, share: float
+) -> Ranked:
+    """The shipped z fusion of (dense, lexical), then memory.semantic.search.with_context
+    with ``share``, over the candidates' neighbours only (as the ledger query returns)."""
+    from memory.keyword import Hit
+    from memory.semantic import search
+
+    dense, lexical = ([Hit(pk, s) for pk, s in ranked] for ranked in lists)
+    fused = search.fuse(dense, lexical, dense_share=dense_share)
+    near: dict[int, list[int]] = defaultdict(list)
+    for hit in fused:
+        for other in beside.get(hit.memory_id, []):
+            near[hit.memory_id].append(other)
+            near[other].append(hit.memory_id)
+    lifted = search.with_context(fused, near, share=share)
+    return [(h.memory_id, h.score) for h in lifted]
+
+
 def scope_boost(ranked: Ranked, company_of: dict[int, str | None], key: str | None, boost: float):
     """The scope's own company facts raised by ``boost`` over global facts (scoped queries)."""
     if key is None:
