@@ -106,11 +106,16 @@ def neighbours(memory_ids: list[int], *, company_key: str | None) -> dict[int, l
     if not memory_ids:
         return {}
 
+    # Written so no index serves it: given a plain IS NULL, PostgreSQL reads the live-company
+    # index (ordered by last seen) over every fact of the company, and SQLite its deleted_at
+    # index over every fact in between, instead of probing (company_key, id) once.
+    live = "COALESCE(m.deleted_at IS NULL, FALSE)"
+
     def beside(compare: str, order: str) -> str:
         # One index probe on (company_key, id) per fact and side; NULL needs IS NULL.
         pick = (
             f"SELECT m.id FROM memories m WHERE m.company_key {{}} AND m.id {compare} c.id"
-            f" AND m.deleted_at IS NULL ORDER BY m.id {order} LIMIT 1"
+            f" AND {live} ORDER BY m.id {order} LIMIT 1"
         )
         return (
             f"CASE WHEN c.company_key IS NULL THEN ({pick.format('IS NULL')})"
