@@ -226,14 +226,15 @@ def with_neighbours(
     lists: Sequence[Ranked], beside: dict[int, list[int]], *, dense_share: float, share: float
 ) -> Ranked:
     """The shipped z fusion of (dense, lexical), then memory.semantic.search.with_context
-    with ``share``, over the candidates' neighbours only (as the ledger query returns)."""
+    with ``share``, over the neighbours of the best 30 (what search.search asks the ledger
+    for at the bench's limit of 10)."""
     from memory.keyword import Hit
     from memory.semantic import search
 
     dense, lexical = ([Hit(pk, s) for pk, s in ranked] for ranked in lists)
     fused = search.fuse(dense, lexical, dense_share=dense_share)
     near: dict[int, list[int]] = defaultdict(list)
-    for hit in fused:
+    for hit in fused[:30]:
         for other in beside.get(hit.memory_id, []):
             near[hit.memory_id].append(other)
             near[other].append(hit.memory_id)

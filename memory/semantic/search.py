@@ -166,5 +166,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
         lambda client: nearest(client, embedding.result(), company_key=company_key, depth=depth)
     )
     fused = fuse(dense, words)
-    beside = neighbours([h.memory_id for h in fused], company_key=company_key)
-    return with_context(fused, beside)
+    # Only a strong fact lifts a neighbour into the top few: the best ones' neighbours do.
+    head = [h.memory_id for h in fused[: limit * _OVERFETCH + _EXTRA]]
+    # ``depth`` is still well over ``limit``: room for stale candidates, fewer rows to fetch.
+    return with_context(fused, neighbours(head, company_key=company_key))[:depth]
