@@ -173,7 +173,7 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
     return sources
 
 
-def _methods(sources: dict, beside: dict | None = None) -> dict:
+def _methods(sources: dict) -> dict:
     """name -> (source names, fusion over their lists, (family, weight) or None).
 
     A family is one fusion at several weights: --cv picks its weight on all conversations
@@ -248,6 +248,7 @@ def _methods(sources: dict, beside: dict | None = None) -> dict:
     )
     methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf, None)
     # The shipped fusion with its neighbour share at several values (0: the fusion alone).
+    beside = rm.write_neighbours()
     for share in (0.0, 0.2, 0.3, 0.4, 0.5):
         methods[f"z 0.4*dense+0.6*coverage, + {share}*best neighbour"] = (
             ["dense", "coverage"],
@@ -297,7 +298,6 @@ def _score(evidence: set[int], ranked: list[int]) -> dict[str, float]:
 
 def run(name: str, args: argparse.Namespace) -> None:
     import recall_eval_data as rd
-    import recall_eval_methods as rm
 
     _setup(ledger=args.ledger, collection=f"recall_eval_{name}")
     from memory import text as textmod
@@ -313,11 +313,8 @@ def run(name: str, args: argparse.Namespace) -> None:
     sources = _sources(args.depth, [q.text for q in data.queries], company_of)
     for name in filter(None, args.skip.split(",")):
         sources.pop(name)
-    beside = rm.write_neighbours()
     methods = {
-        m: spec
-        for m, spec in _methods(sources, beside).items()
-        if all(s in sources for s in spec[0])
+        m: spec for m, spec in _methods(sources).items() if all(s in sources for s in spec[0])
     }
     scores: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)
