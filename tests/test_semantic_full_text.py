@@ -6,6 +6,8 @@ import math
 import random
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory import lexical, services
 from memory import text as textmod
@@ -114,6 +116,34 @@ def test_the_best_tier_holds_every_candidate_above_its_floor_and_no_other():
             >= wanted
         )
     assert lexical._top_tier(units, share, ["a"], 0.9) is None  # more than all of them
+
+
+@pytest.mark.postgres
+def test_a_frequent_words_df_comes_from_postgresqls_statistics_on_a_large_ledger(
+    ledger, monkeypatch
+):
+    live = [t.split() for t in Memory.objects.values_list("terms", flat=True)]
+    exact = {w: sum(w in terms for terms in live) for w in ("remote", "quokka")}
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories")
+
+    # Below ESTIMATE_ABOVE facts every word is counted, statistics or not.
+    assert lexical.document_frequencies(["remote", "quokka"]) == [exact["remote"], exact["quokka"]]
+    assert [
+        h.memory_id for h in lexical.search(query="remote quokka", company_key=None, limit=20)
+    ] == [pk for pk, _ in reference("remote quokka", None, 20)]
+
+    lexical.forget_stats()
+    monkeypatch.setattr(lexical, "ESTIMATE_ABOVE", 100)
+    monkeypatch.setattr(lexical, "ESTIMATED_POSTINGS", 40)
+    assert exact["remote"] > 40 > exact["quokka"]
+    with CaptureQueriesContext(connection) as queries:
+        remote, quokka = lexical.document_frequencies(["remote", "quokka"])
+
+    # ANALYZE sampled every row here, the deleted one too: its share times the live count.
+    assert abs(remote - exact["remote"]) <= 1 and quokka == exact["quokka"]
+    counted = [q["sql"] for q in queries if "count(*)" in q["sql"] and "tsquery" in q["sql"]]
+    assert len(counted) == 1 and counted[0].count("tsquery") == 1, "only the rare word is counted"
 
 
 def test_it_never_returns_a_forgotten_fact_or_another_companys(ledger):
