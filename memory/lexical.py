@@ -20,7 +20,9 @@ commits, whatever the semantic index is doing.
 import math
 import threading
 import time
+from collections.abc import Callable
 from itertools import accumulate
+from typing import Any
 
 from django.db import connection
 
@@ -66,19 +68,29 @@ def idf(count: int, df: int) -> float:
     return math.log(1 + max(count - df, 0) / (df + 0.5) + 0.5 / (df + 0.5))
 
 
-def _live_count() -> int:
-    """Live facts, cached per database for STATS_SECONDS."""
+def _per_database(store: dict, seconds: float, sql: str, read: Callable[[Any], Any]) -> Any:
+    """``read(cursor)`` after ``sql``, kept per database for ``seconds``."""
     key = connection.settings_dict["NAME"]
     now = time.monotonic()
-    cached = _stats.get(key)
-    if cached and now - cached[0] < STATS_SECONDS:
+    cached = store.get(key)
+    if cached and now - cached[0] < seconds:
         return cached[1]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
-        count = int(cursor.fetchone()[0])
+        cursor.execute(sql)
+        value = read(cursor)
     with _stats_lock:
-        _stats[key] = (now, count)
-    return count
+        store[key] = (now, value)
+    return value
+
+
+def _live_count() -> int:
+    """Live facts, cached per database for STATS_SECONDS."""
+    return _per_database(
+        _stats,
+        STATS_SECONDS,
+        "SELECT count(*) FROM memories WHERE deleted_at IS NULL",
+        lambda cursor: int(cursor.fetchone()[0]),
+    )
 
 
 def forget_stats() -> None:
@@ -89,26 +101,23 @@ def forget_stats() -> None:
         _shares.clear()
 
 
+def _shares_of(cursor: Any) -> dict[str, float]:
+    row = cursor.fetchone()
+    # The frequencies list ends with a few summary numbers: zip stops at the last word.
+    return dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+
+
 def common_shares() -> dict[str, float]:
     """The share of facts holding each of the ledger's most common words, as PostgreSQL's
     last ANALYZE of ``term_vec`` estimated it from a sample (empty before the first)."""
-    key = connection.settings_dict["NAME"]
-    now = time.monotonic()
-    cached = _shares.get(key)
-    if cached and now - cached[0] < COMMON_STATS_SECONDS:
-        return cached[1]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
-            " WHERE schemaname = current_schema() AND tablename = 'memories'"
-            " AND attname = 'term_vec'"
-        )
-        row = cursor.fetchone()
-    # The frequencies list ends with a few summary numbers: zip stops at the last word.
-    shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
-    with _stats_lock:
-        _shares[key] = (now, shares)
-    return shares
+    return _per_database(
+        _shares,
+        COMMON_STATS_SECONDS,
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+        " WHERE schemaname = current_schema() AND tablename = 'memories'"
+        " AND attname = 'term_vec'",
+        _shares_of,
+    )
 
 
 def document_frequencies(words: list[str]) -> list[int]:
