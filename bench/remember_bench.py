@@ -14,6 +14,8 @@ Runs on a copy of the 100k-fact recall bench ledger when there is one (else a fr
   dedupe — the floor a single-row insert costs on this database.
 - ``N writers``: N separate processes each remember ``--count`` distinct new facts at once;
   throughput is all their facts over the wall time from the first start to the last finish.
+  The same with ``Memory.objects.create`` of precomputed rows (one stock ORM insert each, the
+  same table and indexes, no validation) is the baseline: what this machine gives any writer.
 """
 
 import argparse
@@ -63,8 +65,18 @@ def _pct(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
 
 
-def _worker(chunk: int, count: int, start_at: float) -> None:
-    """One writer process: remember ``count`` facts of its own chunk, report its timings."""
+def _bare_create(c) -> None:
+    """One stock ORM insert of a validated fact: no dedupe, no secrets scan."""
+    from memory.models import Memory
+
+    Memory.all_objects.create(
+        text=c.text, kind=c.kind, company=c.company, company_key=c.company_key,
+        source=c.source, fact_key=c.fact_key,
+    )  # fmt: skip
+
+
+def _worker(path: str, chunk: int, count: int, start_at: float) -> None:
+    """One writer process: write ``count`` facts of its own chunk, report its timings."""
     sys.path.insert(0, str(benchdb.ROOT))
     import django
 
@@ -74,16 +86,23 @@ def _worker(chunk: int, count: int, start_at: float) -> None:
     from memory import services
 
     facts = ledgergen.chunk(chunk)[:count]
-    services.remember(text="warm-up " + str(chunk))  # connect before the start line
+    services.remember(text=f"warm-up {path} {chunk}")  # connect before the start line
+    if path == "bare":
+        # Validated before the start line: the baseline times the insert alone.
+        clean = [services.validate_fact(text=f.text, kind=f.kind, company=f.company) for f in facts]
     while time.time() < start_at:
         time.sleep(0.001)
     t0 = time.time()
-    for f in facts:
-        services.remember(text=f.text, kind=f.kind, company=f.company)
+    if path == "bare":
+        for c in clean:
+            _bare_create(c)
+    else:
+        for f in facts:
+            services.remember(text=f.text, kind=f.kind, company=f.company)
     print(json.dumps({"start": t0, "end": time.time(), "n": len(facts)}))
 
 
-def _writers(n: int, count: int, first_chunk: int) -> float:
+def _writers(path: str, n: int, count: int, first_chunk: int) -> float:
     """Facts per second with ``n`` writer processes running at once."""
     from django.db import connection
 
@@ -95,7 +114,15 @@ def _writers(n: int, count: int, first_chunk: int) -> float:
     start_at = time.time() + 3 + n  # every process is up and connected by then
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(first_chunk + i), str(count), str(start_at)],
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                path,
+                str(first_chunk + i),
+                str(count),
+                str(start_at),
+            ],
             env=env,
             stdout=subprocess.PIPE,
             text=True,
@@ -113,8 +140,8 @@ def _writers(n: int, count: int, first_chunk: int) -> float:
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
-        _worker(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=["postgres", "sqlite"], required=True)
@@ -133,7 +160,6 @@ def main() -> None:
     import ledgergen
 
     from memory import services
-    from memory.models import Memory
 
     # Chunk 900 is never part of a bench ledger (those stop at 1M = chunk 99).
     facts = ledgergen.chunk(900)[: args.warmup + args.count]
@@ -162,14 +188,7 @@ def main() -> None:
     clean = [services.validate_fact(text=f.text + " bare", kind=f.kind) for f in facts]
     it = iter(clean)
 
-    def bare(_f) -> None:
-        c = next(it)
-        Memory.all_objects.create(
-            text=c.text, kind=c.kind, company=c.company, company_key=c.company_key,
-            source=c.source, fact_key=c.fact_key,
-        )  # fmt: skip
-
-    results["bare insert (baseline)"] = timed(bare)
+    results["bare insert (baseline)"] = timed(lambda _f: _bare_create(next(it)))
     table = Table(
         title=f"remember, {args.backend}, {ledger}, {args.count} calls per path "
         f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
@@ -187,13 +206,22 @@ def main() -> None:
 
     # Distinct chunks per run and per writer, none of them part of a bench ledger.
     counts = [int(n) for n in args.writers.split(",") if n]
-    rates = {n: _writers(n, args.count, 910 + 10 * i) for i, n in enumerate(counts)}
+    paths = {"remember": "remember (new)", "bare": "bare insert (baseline)"}
+    rates = {
+        (path, n): _writers(path, n, args.count, 910 + 10 * i + 100 * j)
+        for i, n in enumerate(counts)
+        for j, path in enumerate(paths)
+    }
     table = Table(title=f"concurrent writers of distinct new facts, {args.backend}")
-    for col in ("writers", "facts / s", "vs 1 writer"):
-        table.add_column(col, justify="right")
-    one = rates.get(1)
-    for n, rate in rates.items():
-        table.add_row(str(n), f"{rate:,.0f}", f"{rate / one:.2f}x" if one else "-")
+    table.add_column("writers", justify="right")
+    for label in paths.values():
+        table.add_column(f"{label}, facts / s (vs 1 writer)", justify="right")
+    for n in counts:
+        cells = []
+        for path in paths:
+            rate, one = rates[path, n], rates.get((path, 1))
+            cells.append(f"{rate:,.0f} ({rate / one:.2f}x)" if one else f"{rate:,.0f}")
+        table.add_row(str(n), *cells)
     console.print(table)
 
 
