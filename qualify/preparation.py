@@ -53,6 +53,8 @@ def prepare_prompt(
 ) -> Prepared:
     """The live path: the posting's holdout arm picks pre-memory or memory-aware."""
     arm = holdout.arm_for(posting.pk)
-    memory_on = context.memory_enabled() and arm != Arm.HOLDOUT
-    version = prompts.choose(memory_enabled=memory_on, agent=agent_mode)
-    return prompt_for(version, posting=posting, profile=profile, pool=pool, arm=arm)
+    if not context.memory_enabled() or arm == Arm.HOLDOUT:
+        name = prompts.PRE_MEMORY  # no memory block, no recall tool
+    else:
+        name = prompts.MEMORY_AGENT if agent_mode else prompts.MEMORY_AWARE
+    return prompt_for(prompts.VERSIONS[name], posting=posting, profile=profile, pool=pool, arm=arm)

@@ -68,13 +68,6 @@ VERSIONS: dict[str, PromptVersion] = {
 }
 
 
-def choose(*, memory_enabled: bool, agent: bool) -> PromptVersion:
-    """KARANI_MEMORY=off always gets the pre-memory version (no block, no tool)."""
-    if not memory_enabled:
-        return VERSIONS[PRE_MEMORY]
-    return VERSIONS[MEMORY_AGENT if agent else MEMORY_AWARE]
-
-
 def render_profile(profile: Profile) -> str:
     lines = ["## Candidate", f"Summary: {profile.summary.strip()}"]
     if profile.preferences.strip():
@@ -105,12 +98,6 @@ def render_memory_block(facts: list[RecalledFact]) -> str:
     return "\n".join([MEMORY_HEADER, MEMORY_INSTRUCTION, *lines])
 
 
-def render_few_shot(examples: list[dict[str, Any]]) -> str:
-    lines = [FEW_SHOT_HEADER]
-    lines += [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in examples]
-    return "\n".join(lines)
-
-
 def build_messages(
     version: PromptVersion,
     *,
@@ -123,7 +110,8 @@ def build_messages(
     parts = [render_profile(profile)]
     if version.memory_aware:
         if examples:
-            parts.append(render_few_shot(examples))
+            shots = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in examples]
+            parts.append("\n".join([FEW_SHOT_HEADER, *shots]))
         if not version.agent:
             parts.append(render_memory_block(facts))
     parts.append(render_posting(posting))
