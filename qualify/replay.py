@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from qualify import agent, context, llm, prompts, stats, verdict
 from qualify.errors import QualifyError
+from qualify.funnel import MIN_SAMPLE
 from qualify.models import Outcome, Posting, Profile, Qualification, ReplayAnswer, ReplayRun
 from qualify.preparation import prompt_for
 from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW as MAX_FAILURES
@@ -31,7 +32,6 @@ from qualify.services import MAX_ENDPOINT_FAILURES_IN_A_ROW as MAX_FAILURES
 # ended (rejected, withdrawn) without one. Only "applied" so far is not known yet.
 PROGRESSED = ("screen", "interview", "offer")
 ENDED = ("rejected", "withdrawn")
-MIN_SAMPLE = 30  # per rate's denominator, as in the funnel
 IN_FLIGHT = 2  # requests out at once: one being answered, the next queued at the endpoint
 
 
@@ -46,18 +46,17 @@ def known_cases(
     *, posting_ids: list[int] | None = None, since: datetime | None = None, limit: int | None = None
 ) -> list[Case]:
     """Postings with a live verdict and a known outcome, oldest verdict first."""
-    decided = Qualification.objects.decided().select_related("posting__company")
+    outcome = Outcome.objects.filter(posting_id=OuterRef("posting_id"))
+    decided = Qualification.objects.decided().filter(
+        Exists(outcome.filter(stage__in=PROGRESSED + ENDED)), posting__deleted_at__isnull=True
+    )
     if posting_ids is not None:
         decided = decided.filter(posting_id__in=posting_ids)
     if since is not None:
         decided = decided.filter(created_at__gte=since)
-    outcome = Outcome.objects.filter(posting_id=OuterRef("posting_id"))
-    decided = decided.filter(
-        Exists(outcome.filter(stage__in=PROGRESSED)) | Exists(outcome.filter(stage__in=ENDED))
-    ).annotate(progressed=Exists(outcome.filter(stage__in=PROGRESSED)))
-    decided = decided.filter(posting__deleted_at__isnull=True).order_by("created_at", "id")
-    rows = decided[:limit] if limit else decided
-    return [Case(q.posting, q.progressed, q.created_at) for q in rows]
+    decided = decided.annotate(progressed=Exists(outcome.filter(stage__in=PROGRESSED)))
+    rows = decided.select_related("posting__company").order_by("created_at", "id")
+    return [Case(q.posting, q.progressed, q.created_at) for q in (rows[:limit] if limit else rows)]
 
 
 def start_or_resume(
