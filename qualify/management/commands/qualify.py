@@ -2,8 +2,6 @@ from dataclasses import asdict
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qualify import services
 from qualify.management.base import QualifyCommand
@@ -24,15 +22,7 @@ class Command(QualifyCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         # Everything is checked here, before the first LLM request.
         batch = services.prepare_batch(posting_id=opts["posting"], limit=opts["limit"])
-        console = Console(file=self.stderr, width=100)
-        progress = Progress(
-            TextColumn("qualifying"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            disable=opts["json"] or not batch.postings,
-        )
+        progress = self.progress("qualifying", disable=opts["json"] or not batch.postings)
         with progress:
             task = progress.add_task("qualify", total=len(batch.postings))
             summary = services.run_batch(

@@ -4,7 +4,6 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from qualify import llm, replay
@@ -49,14 +48,7 @@ class Command(QualifyCommand):
         _cases, done, total = replay.pending_work(run)
         if resumed and not opts["json"]:
             self.stdout.write(f"resuming replay run {run.pk}: {len(done)} of {total} answered")
-        progress = Progress(
-            TextColumn("replaying"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=Console(file=self.stderr, width=100),
-            disable=opts["json"],
-        )
+        progress = self.progress("replaying", disable=opts["json"])
         with progress:
             task = progress.add_task("replay", total=total, completed=len(done))
             summary = replay.run(
