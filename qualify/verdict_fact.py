@@ -15,11 +15,8 @@ def quoted_dealbreakers(hits: list[str], *, posting: Posting, profile: Profile |
     """Each hit as the posting or profile words it: a stated dealbreaker it names (or that
     names it), else the hit itself when the posting's text contains it; other hits drop."""
     stated = [*posting.dealbreakers, *(profile.dealbreakers if profile else [])]
-    posting_text = _norm(
-        " ".join(
-            [posting.title, posting.location, posting.salary, posting.description, posting.remote]
-        )
-    )
+    fields = (posting.title, posting.location, posting.salary, posting.description, posting.remote)
+    posting_text = _norm(" ".join(fields))
     quotes: list[str] = []
     for hit in hits:
         wanted = _norm(hit)
@@ -53,15 +50,14 @@ def compose(
     quotes = quoted_dealbreakers(
         list(criteria.get("dealbreakers_hit") or []), posting=posting, profile=profile
     )
-    if quotes:
-        kept: list[str] = []
-        for quote in quotes:
-            candidate = "; dealbreakers hit: " + ", ".join(f'"{q}"' for q in [*kept, quote])
-            if len(text) + len(candidate) + len("; +9 more") > MAX_FACT_CHARS:
-                break
-            kept.append(quote)
-        if kept:
-            text += "; dealbreakers hit: " + ", ".join(f'"{q}"' for q in kept)
-        if len(kept) < len(quotes):
-            text += f"; +{len(quotes) - len(kept)} more"
+    kept: list[str] = []
+    for quote in quotes:
+        candidate = "; dealbreakers hit: " + ", ".join(f'"{q}"' for q in [*kept, quote])
+        if len(text) + len(candidate) + len("; +9 more") > MAX_FACT_CHARS:
+            break
+        kept.append(quote)
+    if kept:
+        text += "; dealbreakers hit: " + ", ".join(f'"{q}"' for q in kept)
+    if len(kept) < len(quotes):
+        text += f"; +{len(quotes) - len(kept)} more"
     return text
