@@ -1,12 +1,9 @@
 """Replay: ask the model again, under each prompt version, about postings whose outcome is
-known, and score each version's verdicts against what really happened.
+known, and score each version's verdicts against what really happened (docs/qualify.md).
 
-Nothing live is written: no qualification, no decision fact, no memory fact. Answers go to
-``ReplayAnswer`` rows of one ``ReplayRun``, committed one by one, so an interrupted run
-resumes where it stopped. Memory and few-shot examples are limited to what existed before
-the original decision, so a posting's own outcome never leaks into its prompt. The same LLM
-timeouts and the same circuit as ``qualify`` bound it; a memory outage is recorded on the
-answer and the replay goes on.
+Nothing live is written: answers are ``ReplayAnswer`` rows, committed one by one so an
+interrupted run resumes. Memory and few-shot examples are as of the original decision, so a
+posting's own outcome never leaks into its prompt.
 """
 
 import copy
