@@ -1,5 +1,6 @@
-"""Agent mode: the model may call a ``recall`` tool, within the injected block's fact cap and
-MAX_TOOL_ROUNDS; code fixes the company scope, the model only chooses the query."""
+"""Asking the model for a verdict. In agent mode it may first call a ``recall`` tool, within the
+injected block's fact cap and MAX_TOOL_ROUNDS; code fixes the company scope, the model only
+chooses the query."""
 
 import json
 import logging
@@ -10,7 +11,6 @@ from typing import Any
 from memory.selectors import RecalledFact
 from qualify import context, llm, prompts
 from qualify.models import Posting
-from qualify.verdict import VERDICT_SCHEMA
 
 log = logging.getLogger("karani.qualify")
 
@@ -37,7 +37,7 @@ RECALL_TOOL: dict[str, Any] = {
 
 
 @dataclass
-class AgentRun:
+class Answer:
     criteria: dict[str, Any] | None  # None when the model or endpoint failed: see error
     error: str = ""
     facts: list[RecalledFact] = field(default_factory=list)
@@ -89,26 +89,23 @@ class _Recall:
         }
 
 
-def run(
+def ask(
     client: llm.ChatClient,
     messages: list[dict[str, Any]],
     posting: Posting,
     *,
+    tools: bool,
     before: datetime | None = None,
-) -> AgentRun:
-    """The tool loop, then the verdict; a failure comes back as ``error`` with the facts
-    already shown, so the recorded qualification still says what the model saw."""
+) -> Answer:
+    """The tool loop (agent mode; none without ``tools``), then the verdict; a failure comes
+    back as ``error`` with the facts already shown, so the record says what the model saw."""
     recall = _Recall(posting, context.fact_cap(), before)
     rounds = 0
     try:
-        while True:
-            offer_tools = rounds < MAX_TOOL_ROUNDS and recall.remaining > 0
-            if offer_tools:
-                reply = client.complete(messages, tools=[RECALL_TOOL])
-            else:
-                # Out of rounds or budget: no tools, and the reply is held to the verdict schema.
-                reply = client.complete(messages, json_schema=VERDICT_SCHEMA)
-            if not (offer_tools and reply.get("tool_calls")):
+        while tools and rounds < MAX_TOOL_ROUNDS and recall.remaining > 0:
+            reply = client.complete(messages, tools=[RECALL_TOOL])
+            if not reply.get("tool_calls"):
+                criteria = llm.settle_verdict(client, messages, reply)
                 break
             rounds += 1
             messages.append(reply)
@@ -120,9 +117,9 @@ def run(
                     result = {"error": f"unknown tool {name!r}; the only tool is recall"}
                 content = json.dumps(result, ensure_ascii=False)
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-        criteria = llm.settle_verdict(client, messages, reply)
+        else:
+            # No tools, or out of rounds or budget: the reply is held to the verdict schema.
+            criteria = llm.ask_verdict(client, messages)
     except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
-        return AgentRun(criteria=None, error=str(exc), facts=list(recall.seen.values()))
-    return AgentRun(
-        criteria=criteria, facts=list(recall.seen.values()), memory_errors=recall.errors
-    )
+        return Answer(criteria=None, error=str(exc), facts=list(recall.seen.values()))
+    return Answer(criteria=criteria, facts=list(recall.seen.values()), memory_errors=recall.errors)

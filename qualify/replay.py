@@ -98,13 +98,8 @@ def _ask(
 ) -> tuple[dict | None, str, list, list[str], float]:
     """criteria (or None), error, facts shown, memory errors, ms waited: as qualify asks."""
     client.elapsed_ms = 0.0
-    if version.agent:
-        result = agent.run(client, messages, case.posting, before=case.decided_at)
-        return result.criteria, result.error, result.facts, result.memory_errors, client.elapsed_ms
-    try:
-        return llm.ask_verdict(client, messages), "", [], [], client.elapsed_ms
-    except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
-        return None, str(exc), [], [], client.elapsed_ms
+    a = agent.ask(client, messages, case.posting, tools=version.agent, before=case.decided_at)
+    return a.criteria, a.error, a.facts, a.memory_errors, client.elapsed_ms
 
 
 def _asker(client: llm.ChatClient, jobs: SimpleQueue) -> None:

@@ -111,27 +111,20 @@ def qualify_posting(
 ) -> Qualified:
     """Ask the model about one posting and record the result (a verdict or an error)."""
     prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode, pool=pool)
-    version, facts, memory_error = prepared.version, prepared.facts, prepared.memory_error
+    version = prepared.version
     client.elapsed_ms = 0.0
-    criteria: dict[str, Any] | None = None
-    error = ""
-    if version.agent:
-        run = agent.run(client, prepared.messages, posting)
-        criteria, error, facts = run.criteria, run.error, run.facts
-        memory_error = run.memory_errors[0] if run.memory_errors else None
-    else:
-        try:
-            criteria = llm.ask_verdict(client, prepared.messages)
-        except (llm.LLMCallFailed, llm.VerdictUnavailable) as exc:
-            error = str(exc)
-    decision = verdict.decide(criteria) if criteria is not None else None
+    asked = agent.ask(client, prepared.messages, posting, tools=version.agent)
+    # Single mode recalled while preparing; agent mode recalls through its tool.
+    facts = prepared.facts or asked.facts
+    memory_error = prepared.memory_error or next(iter(asked.memory_errors), None)
+    decision = verdict.decide(asked.criteria) if asked.criteria is not None else None
     try:
         with transaction.atomic():
             q = Qualification.objects.create(
                 posting=posting,
                 # No decision: the model's defaults (no verdict, no score, no reasons).
                 **(asdict(decision) if decision else {}),
-                criteria=criteria or {},
+                criteria=asked.criteria or {},
                 prompt_version=version.name,
                 mode=Mode.AGENT if version.agent else Mode.SINGLE,
                 arm=prepared.arm,
@@ -139,7 +132,7 @@ def qualify_posting(
                 fact_count=len(facts),
                 model_name=client.config.model[:200],
                 latency_ms=round(client.elapsed_ms),
-                error=error[:500],
+                error=asked.error[:500],
             )
             DecisionFact.objects.bulk_create(
                 DecisionFact(qualification=q, memory_id=memory_id)
