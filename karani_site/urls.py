@@ -13,5 +13,5 @@ urlpatterns = [
 ]
 
 # Errors raised before a view (a bad Host header, a failing middleware): JSON under /api/.
-handler400 = "memory.api.handlers.bad_request"
-handler500 = "memory.api.handlers.server_error"
+handler400 = "memory.api.exceptions.bad_request"
+handler500 = "memory.api.exceptions.server_error"

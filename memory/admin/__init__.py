@@ -94,8 +94,9 @@ class MemoryAdmin(CurationViews, admin.ModelAdmin):
     search_help_text = "Words or a phrase from the fact's text (any case), or a fact id."
     date_hierarchy = "created_at"
     ordering = ("-id",)
-    # Only indexed columns sort: anything else sorts the whole ledger per click.
-    sortable_by = ("created",)
+    # Only indexed columns sort: anything else sorts the whole ledger per click. "uses" is
+    # listed only when attribution is on (get_list_display).
+    sortable_by = ("created", "uses")
     # The status column needs the successor row; one join instead of a query per row.
     list_select_related = ("superseded_by",)
     list_per_page = 50
@@ -139,10 +140,6 @@ class MemoryAdmin(CurationViews, admin.ModelAdmin):
         # Providers register after admin classes are built, so the sort is attached here.
         MemoryAdmin.uses.admin_order_field = attribution.use_expression()
         return (*base, "uses")
-
-    def get_sortable_by(self, request: HttpRequest) -> Any:
-        base = super().get_sortable_by(request)
-        return (*base, "uses") if attribution.enabled() else base
 
     def get_fieldsets(self, request: HttpRequest, obj: Memory | None = None) -> Any:
         base = super().get_fieldsets(request, obj)

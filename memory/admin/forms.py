@@ -7,13 +7,11 @@ from memory.errors import MemoryInputError
 from memory.models import Kind
 from memory.validation import MAX_COMPANY_CHARS, MAX_REASON_CHARS, MAX_REF_CHARS
 
-REASON_HELP = "Why: recorded on the fact with your username, shown in its history."
-
 
 def _reason_field() -> forms.CharField:
     return forms.CharField(
         max_length=MAX_REASON_CHARS,
-        help_text=REASON_HELP,
+        help_text="Why: recorded on the fact with your username, shown in its history.",
         widget=forms.TextInput(attrs={"size": 80}),
     )
 

@@ -15,20 +15,15 @@ BLOCKED_MESSAGE = (
 )
 
 
-def _key(request: HttpRequest) -> str:
-    # REMOTE_ADDR only: X-Forwarded-For is the client's to forge unless a proxy is trusted.
-    return f"karani:admin-login-failures:{request.META.get('REMOTE_ADDR', '')}"
-
-
 @never_cache
 @csrf_protect
 def login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-    limit = settings.KARANI_ADMIN_LOGIN_ATTEMPTS
-    window = settings.KARANI_ADMIN_LOGIN_WINDOW
     if request.method != "POST":
         return admin.site.login(request, extra_context)
-    key = _key(request)
-    if (cache.get(key) or 0) >= limit:
+    window = settings.KARANI_ADMIN_LOGIN_WINDOW
+    # REMOTE_ADDR only: X-Forwarded-For is the client's to forge unless a proxy is trusted.
+    key = f"karani:admin-login-failures:{request.META.get('REMOTE_ADDR', '')}"
+    if (cache.get(key) or 0) >= settings.KARANI_ADMIN_LOGIN_ATTEMPTS:
         return HttpResponse(
             BLOCKED_MESSAGE.format(minutes=max(1, window // 60)),
             status=429,
@@ -36,17 +31,11 @@ def login(request: HttpRequest, extra_context: dict | None = None) -> HttpRespon
             headers={"Retry-After": str(window)},
         )
     response = admin.site.login(request, extra_context)
-    # A good login redirects; a refused one re-renders the form with a 200.
-    if response.status_code == 200:
-        _count_failure(key, window)
+    # A good login redirects; a refused one re-renders the form with a 200. add() starts the
+    # window on the first failure; later failures only increment.
+    if response.status_code == 200 and not cache.add(key, 1, timeout=window):
+        try:
+            cache.incr(key)
+        except ValueError:  # the window expired between add() and incr()
+            cache.add(key, 1, timeout=window)
     return response
-
-
-def _count_failure(key: str, window: int) -> None:
-    # add() starts the window on the first failure; later failures only increment.
-    if cache.add(key, 1, timeout=window):
-        return
-    try:
-        cache.incr(key)
-    except ValueError:  # the window expired between add() and incr()
-        cache.add(key, 1, timeout=window)

@@ -6,6 +6,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
@@ -20,6 +22,9 @@ from memory.errors import (
 
 log = logging.getLogger("karani.api")
 request_log = logging.getLogger("django.request")
+
+# Where memory.api's URLs are included (karani_site/urls.py).
+API_PREFIX = "/api/"
 
 
 def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict:
@@ -42,13 +47,6 @@ def _validation_body(detail: Any) -> dict:
     return error_body("invalid", prefix + first_messages[0], fields)
 
 
-def _field_of(exc: MemoryInputError, view: Any) -> str | None:
-    # The request's name for the input (recall's ``q`` is the service's query).
-    if exc.field is None:
-        return None
-    return getattr(view, "field_names", {}).get(exc.field, exc.field)
-
-
 def handle(exc: Exception, context: dict[str, Any]) -> Response:
     # DRF's own handler answers its exceptions, Http404 and PermissionDenied, with their
     # WWW-Authenticate and Retry-After headers; only the body is reshaped here.
@@ -66,7 +64,8 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response:
         # A conflict with the fact's state, not malformed input.
         return Response(error_body("fact_deleted", str(exc)), status=409)
     if isinstance(exc, MemoryInputError):
-        field = _field_of(exc, context.get("view"))
+        # The request's name for the input (recall's ``q`` is the service's query).
+        field = getattr(context.get("view"), "field_names", {}).get(exc.field, exc.field)
         secret = isinstance(exc, SecretRefused)
         code = "secret_refused" if secret else "invalid"
         body = error_body(code, str(exc), {field: [str(exc)]} if field else None)
@@ -96,3 +95,19 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response:
     response = Response(error_body("server_error", "internal error; it has been logged"), 500)
     response._has_been_logged = True  # type: ignore[attr-defined]  # Django would log it again
     return response
+
+
+# Django's 400 and 500 views, for failures before any view: the same shape under /api/.
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path_info.startswith(API_PREFIX):
+        body = error_body("bad_request", "the request was refused before it reached the API")
+        return JsonResponse(body, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    # Django has already logged the traceback (settings.LOGGING, django.request).
+    if request.path_info.startswith(API_PREFIX):
+        body = error_body("server_error", "internal error; it has been logged")
+        return JsonResponse(body, status=500)
+    return defaults.server_error(request)

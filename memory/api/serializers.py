@@ -81,7 +81,6 @@ class FactDetailSerializer(FactSerializer):
 
     class Meta(FactSerializer.Meta):
         fields = (*FactSerializer.Meta.fields, "attribution")
-        read_only_fields = fields
 
     def get_attribution(self, memory: Memory) -> dict[str, Any] | None:
         return attribution.summary_for(memory.pk)

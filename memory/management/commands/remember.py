@@ -12,12 +12,6 @@ STDIN_TTY = (
 )
 
 
-def _read_stdin() -> str:
-    if sys.stdin is None or sys.stdin.isatty():
-        raise CommandError(STDIN_TTY)
-    return sys.stdin.read()
-
-
 class Command(KaraniCommand):
     help = (
         "Teach karani a fact (- reads it from standard input). "
@@ -32,13 +26,17 @@ class Command(KaraniCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        text = _read_stdin() if opts["text"] == "-" else opts["text"]
+        text = opts["text"]
+        if text == "-":
+            if sys.stdin is None or sys.stdin.isatty():
+                raise CommandError(STDIN_TTY)
+            text = sys.stdin.read()
         result = services.remember(
             text=text, kind=opts["kind"], company=opts["company"], ref=opts["ref"]
         )
-        text = (
+        message = (
             f"remembered fact {result.id}"
             if result.created
             else f"already known: fact {result.id}, seen {result.seen_count} times"
         )
-        self.emit(opts, result.to_dict(), text)
+        self.emit(opts, result.to_dict(), message)
