@@ -143,15 +143,9 @@ def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
             raise MemoryInputError(
                 f"the new text is the same fact as {old.pk}; nothing to correct", field="text"
             )
-        twin = Memory.objects.filter(fact_key=fact.fact_key).values_list("pk", flat=True).first()
-        if twin is not None:
-            raise MemoryInputError(
-                f"the corrected text is already live as fact {twin}; forget {old.pk} instead",
-                field="text",
-            )
         _soft_delete(old, reason=reason, actor=actor, now=now)
         result = write_fact(fact, actor=actor, now=now, supersedes=old)
-        if not result.created:  # a concurrent writer beat us to the same text
+        if not result.created:  # a live twin: raising rolls back the delete and the touch
             raise MemoryInputError(
                 f"the corrected text is already live as fact {result.id}; forget {old.pk} instead",
                 field="text",
