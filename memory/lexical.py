@@ -27,7 +27,7 @@ from typing import Any
 from django.db import connection
 
 from memory import text as textmod
-from memory.keyword import WORD_MATCH, Hit, word_param
+from memory.keyword import WORD_MATCH, Hit, scope_filter, word_param
 
 # N moves slowly and the idf barely notices: counting every live fact on each recall would
 # cost more than the ranking itself.
@@ -231,16 +231,13 @@ def _ranked(
         # straight from the primary key, not from sorting every candidate.
         terms, params = [str(sum(units.values()))], []
     params.append(either.join(f"({both.join(map(word_param, words))})" for words in sets))
-    scope = ""
-    if company_key is not None:
-        scope = " AND (m.company_key = %s OR m.company_key IS NULL)"
-        params.append(company_key)
+    scope, scope_params = scope_filter(company_key)
     sql = (
         f"SELECT m.id, ({' + '.join(terms)}) AS score FROM memories m"
         f" WHERE {match} AND m.deleted_at IS NULL{scope}"
         " ORDER BY score DESC, m.id DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit])
+        cursor.execute(sql, [*params, *scope_params, limit])
         rows = cursor.fetchall()
     return [Hit(memory_id=pk, score=int(score) / SCALE) for pk, score in rows]
