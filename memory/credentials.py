@@ -143,13 +143,9 @@ def _plugin_findings(line: str) -> set[str]:
 def find_secrets(text: str) -> list[str]:
     """Every credential type found in ``text``, deduplicated, in a stable order."""
     text = normalise(text)
-    found: dict[str, None] = {}
-    for label, pattern in _EXTRA:
-        if pattern.search(text):
-            found[label] = None
+    found = [label for label, pattern in _EXTRA if pattern.search(text)]
     if _assigned_secret(text):
-        found["Secret Keyword"] = None
+        found.append("Secret Keyword")
     for line in text.splitlines() or [text]:
-        for kind in sorted(_plugin_findings(line)):
-            found[kind] = None
-    return list(found)
+        found += sorted(_plugin_findings(line))
+    return list(dict.fromkeys(found))
