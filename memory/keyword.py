@@ -184,11 +184,8 @@ def _sqlite_query(
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
-    """Top ``limit`` live facts for ``query`` within the scope, best first.
-
-    tests/test_ledger_recall_equivalence holds the readable reference: the same ranking
-    computed in Python from every fact.
-    """
+    """Top ``limit`` live facts for ``query`` within the scope, best first (the same ranking
+    in plain Python: tests/test_ledger_recall_equivalence.py)."""
     tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
     # Which runs of the query are companies the ledger knows (one indexed look-up when
     # unscoped), so the ranking compares each candidate with a name or two, not every run.

@@ -110,10 +110,8 @@ def forget(*, id: int, reason: str, actor: str = "") -> Memory:
 
 
 def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
-    """Soft-delete a live fact and insert its successor with the new text, in one transaction.
-
-    Kind, company, fit score and ref carry over; a retry (same text, reason, actor) returns it.
-    """
+    """Replace a live fact by a successor with the new text (kind, company, fit score and ref
+    carry over) in one transaction; a retry (same text, reason and actor) returns it."""
     reason = clean_reason(reason)
     refuse_secrets(reason, what="reason")
     actor = clean_actor(actor)
