@@ -24,8 +24,6 @@ from memory.validation import (
     validate_fact,
 )
 
-# --- bulk import --------------------------------------------------------------------------
-
 
 @dataclass
 class ImportReport:
