@@ -7,8 +7,6 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.conf import settings
-
         from memory import modes
 
-        modes.warn_if_unavailable(settings.KARANI_MEMORY)
+        modes.warn_if_unavailable()

@@ -1,6 +1,8 @@
 """Which decisions a fact steered, told by the providers its callers (qualify) register,
 since memory never imports them; with none registered the admin and API show nothing."""
 
+import operator
+from functools import reduce
 from typing import Any, Protocol
 
 USE_COUNT = "use_count"  # the attribute the admin sets on each listed fact
@@ -45,10 +47,7 @@ def summary_for(memory_id: int) -> dict[str, Any] | None:
 
 def use_expression() -> Any:
     """The sum over providers of their use-count expressions (for ordering a facts list)."""
-    total = _providers[0].use_count()
-    for provider in _providers[1:]:
-        total = total + provider.use_count()
-    return total
+    return reduce(operator.add, (provider.use_count() for provider in _providers))
 
 
 def use_counts(memory_ids: list[int]) -> dict[int, int]:

@@ -3,7 +3,6 @@ with look-alike letters folded to ASCII (docs/security.md)."""
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -141,21 +140,12 @@ def _plugin_findings(line: str) -> set[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-
-
-def find_secrets(text: str) -> list[Finding]:
+def find_secrets(text: str) -> list[str]:
     """Every credential type found in ``text``, deduplicated, in a stable order."""
     text = normalise(text)
-    found: dict[str, None] = {}
-    for label, pattern in _EXTRA:
-        if pattern.search(text):
-            found[label] = None
+    found = [label for label, pattern in _EXTRA if pattern.search(text)]
     if _assigned_secret(text):
-        found["Secret Keyword"] = None
+        found.append("Secret Keyword")
     for line in text.splitlines() or [text]:
-        for kind in sorted(_plugin_findings(line)):
-            found[kind] = None
-    return [Finding(kind) for kind in found]
+        found += sorted(_plugin_findings(line))
+    return list(dict.fromkeys(found))

@@ -84,13 +84,18 @@ def _in_list(values: list[str]) -> str:
     return "(" + ", ".join(["%s"] * len(values)) + ")"
 
 
+def scope_filter(company_key: str | None) -> tuple[str, list]:
+    """The condition keeping a company's facts and the global ones, with its parameters."""
+    if company_key is None:
+        return "", []
+    return " AND (m.company_key = %s OR m.company_key IS NULL)", [company_key]
+
+
 def _postgres_select(
     columns: str, score: tuple[str, list], match: tuple[str, list], scope: str | None
 ) -> tuple[str, list]:
     """Live facts in scope meeting ``match``, scored, best first; the caller gives the limit."""
-    scope_sql, scope_params = "", []
-    if scope is not None:
-        scope_sql, scope_params = " AND (m.company_key = %s OR m.company_key IS NULL)", [scope]
+    scope_sql, scope_params = scope_filter(scope)
     sql = (
         f"SELECT {columns}, {score[0]} AS score FROM memories m"
         f" WHERE m.deleted_at IS NULL AND ({match[0]}){scope_sql}"
@@ -107,21 +112,22 @@ def _postgres_rank(
     words = sorted(set(tokens))
     any_word = " | ".join(word_param(w) for w in words)
     company = f"m.company_key IN {_in_list(named)}"
-    score_sql, score_params = "0", []
+    # The score, and what makes a candidate: any of the words, or a named company.
+    score_sql, score_params, held, held_params = "0", [], [], []
     if words:
-        score_sql, score_params = (
-            "length(m.term_vec) - length(ts_delete(m.term_vec, %s::text[]))",
-            [words],
-        )
+        score_sql = "length(m.term_vec) - length(ts_delete(m.term_vec, %s::text[]))"
+        score_params = [words]
+        held.append("m.term_vec @@ %s::tsquery")
+        held_params.append(any_word)
     if named:
         score_sql += f" + COALESCE({company}, false)::int"
         score_params += named
+        held.append(company)
+        held_params += named
     score = (score_sql, score_params)
+    candidates = (" OR ".join(held), held_params)
     if not 2 <= len(words) <= _MAX_PAIRED_WORDS:
-        where = [("m.term_vec @@ %s::tsquery", [any_word])] * bool(words)
-        where += [(company, named)] * bool(named)
-        match = (" OR ".join(w for w, _ in where), [p for _, ps in where for p in ps])
-        return list(_raw(*_postgres_select(columns, score, match, scope), limit))
+        return list(_raw(*_postgres_select(columns, score, candidates, scope), limit))
     # Facts scoring 2 or more (two of the words, or one and a named company) outrank all
     # others; when they fill the limit they are the answer, and a query of common words
     # reads the few facts holding several of its words, not the many holding one.
@@ -144,10 +150,7 @@ def _postgres_rank(
     if len(strong) >= limit:
         return strong
     # Every other candidate scores exactly 1, so the rest of the ranking is by recency alone.
-    match = " OR ".join(["m.term_vec @@ %s::tsquery", company][: 1 + bool(named)])
-    recent_sql, recent_params = _postgres_select(
-        columns, ("1", []), (match, [any_word, *named]), scope
-    )
+    recent_sql, recent_params = _postgres_select(columns, ("1", []), candidates, scope)
     seen = {fact.pk for fact in strong}
     recent = [f for f in _raw(recent_sql, recent_params, limit) if f.pk not in seen]
     return strong + recent[: limit - len(strong)]
@@ -170,25 +173,19 @@ def _sqlite_query(
             f"SELECT id FROM memories WHERE deleted_at IS NULL AND company_key IN {_in_list(named)}"
         )
         params += named
-    scope_sql = ""
-    if scope is not None:
-        scope_sql = " AND (m.company_key = %s OR m.company_key IS NULL)"
-        params.append(scope)
+    scope_sql, scope_params = scope_filter(scope)
     sql = (
         f"SELECT {columns}, hits.score FROM (SELECT id, COUNT(*) AS score"
         f" FROM ({' UNION ALL '.join(parts)}) AS words GROUP BY id) AS hits"
         f" JOIN memories m ON m.id = hits.id WHERE m.deleted_at IS NULL{scope_sql}"
         " ORDER BY hits.score DESC, m.last_seen_at DESC, m.id DESC LIMIT %s"
     )
-    return sql, params
+    return sql, [*params, *scope_params]
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
-    """Top ``limit`` live facts for ``query`` within the scope, best first.
-
-    tests/test_ledger_recall_equivalence holds the readable reference: the same ranking
-    computed in Python from every fact.
-    """
+    """Top ``limit`` live facts for ``query`` within the scope, best first (the same ranking
+    in plain Python: tests/test_ledger_recall_equivalence.py)."""
     tokens = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
     # Which runs of the query are companies the ledger knows (one indexed look-up when
     # unscoped), so the ranking compares each candidate with a name or two, not every run.

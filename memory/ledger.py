@@ -62,12 +62,8 @@ def write_fact(
     created_at: datetime | None = None,
     supersedes: Memory | None = None,
 ) -> RememberResult:
-    """Insert the fact, or touch its live twin: one upsert against the partial unique
-    constraint, so the database settles concurrent writers of the same fact.
-
-    On PostgreSQL a touch still draws an id from the sequence (ids are opaque and have gaps,
-    as after any rolled-back insert): one statement instead of a touch and then an insert.
-    """
+    """Insert the fact or touch its live twin in one upsert, so the database settles concurrent
+    writers (on PostgreSQL a touch still draws an id: ids are opaque and have gaps)."""
     row = new_row(fact, actor=actor, now=now, created_at=created_at)
     row.supersedes = supersedes
     row.fill_terms()

@@ -1,20 +1,16 @@
-"""Idf-weighted word coverage over the ledger's own full-text index: the lexical half of
-semantic mode's hybrid recall.
-
-Unlike keyword recall (memory.keyword: one point per shared word), a word weighs what it
-tells apart, so a rare name outweighs a common word. A fact's score is the share of the
-query's idf mass it holds, 0 to 1 whatever the query:
+"""Idf-weighted word coverage over the ledger's full-text index: the lexical half of semantic
+mode's hybrid recall. Unlike keyword recall (one point per shared word), a rare name outweighs
+a common word; a fact's score is the share of the query's idf mass it holds, 0 to 1:
 
     score(fact) = sum of idf(w) over query words w in the fact / sum of idf(w) over all of them
     idf(w) = ln(1 + (N - df(w) + 0.5) / (df(w) + 0.5))     (BM25's idf, never negative)
 
-on the ledger's ``terms`` (memory.text.tokens), with N and df over every live fact (a frequent
-word's df estimated from PostgreSQL's statistics on a large ledger); the scope only filters
-which facts are returned. BM25's length normalisation lost on the development
-data (docs/semantic-index.md). tests/test_semantic_full_text.py holds the ranking in plain
-Python, which both databases must match. The candidates come from the full-text index (GIN
-on PostgreSQL, FTS5 on SQLite) in one condition, so a fact is found the moment its write
-commits, whatever the semantic index is doing.
+on the ledger's ``terms``, with N and df over every live fact (a frequent word's df estimated
+from PostgreSQL's statistics on a large ledger); the scope only filters which facts are
+returned. BM25's length normalisation lost on the development data (docs/semantic-index.md);
+tests/test_semantic_full_text.py holds the ranking in plain Python. Candidates come from the
+full-text index, so a fact is found the moment its write commits, whatever the semantic
+index is doing.
 """
 
 import math
@@ -27,7 +23,7 @@ from typing import Any
 from django.db import connection
 
 from memory import text as textmod
-from memory.keyword import WORD_MATCH, Hit, word_param
+from memory.keyword import WORD_MATCH, Hit, scope_filter, word_param
 
 # N moves slowly and the idf barely notices: counting every live fact on each recall would
 # cost more than the ranking itself.
@@ -159,13 +155,9 @@ def document_frequencies(words: list[str]) -> list[int]:
 
 
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
-    """Top ``limit`` live facts by the share of the query's idf they hold, within the scope,
-    best first; ties go to the newer fact.
-
-    Candidates are the facts holding one of the query's uncommon words (held by at most
-    COMMON_POSTINGS live facts), or its rarest word when every word is common; each
-    candidate is then scored on every query word.
-    """
+    """Top ``limit`` live facts in scope by the share of the query's idf they hold, best first,
+    ties to the newer fact. Candidates hold one of the query's uncommon words (in at most
+    COMMON_POSTINGS live facts), or its rarest word when every word is common."""
     words = textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS]
     dfs = document_frequencies(words) if words else []
     held = {w: d for w, d in zip(words, dfs, strict=True) if d > 0}
@@ -231,16 +223,13 @@ def _ranked(
         # straight from the primary key, not from sorting every candidate.
         terms, params = [str(sum(units.values()))], []
     params.append(either.join(f"({both.join(map(word_param, words))})" for words in sets))
-    scope = ""
-    if company_key is not None:
-        scope = " AND (m.company_key = %s OR m.company_key IS NULL)"
-        params.append(company_key)
+    scope, scope_params = scope_filter(company_key)
     sql = (
         f"SELECT m.id, ({' + '.join(terms)}) AS score FROM memories m"
         f" WHERE {match} AND m.deleted_at IS NULL{scope}"
         " ORDER BY score DESC, m.id DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit])
+        cursor.execute(sql, [*params, *scope_params, limit])
         rows = cursor.fetchall()
     return [Hit(memory_id=pk, score=int(score) / SCALE) for pk, score in rows]

@@ -14,9 +14,9 @@ def current() -> str:
     return settings.KARANI_MEMORY
 
 
-def warn_if_unavailable(mode: str) -> None:
+def warn_if_unavailable() -> None:
     """Start-up check, without importing mem0: one warning when mem0 mode cannot work."""
-    if mode != MEM0:
+    if current() != MEM0:
         return
     if not settings.KARANI_VECTOR_DSN:
         log.warning(

@@ -110,10 +110,8 @@ def forget(*, id: int, reason: str, actor: str = "") -> Memory:
 
 
 def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
-    """Soft-delete a live fact and insert its successor with the new text, in one transaction.
-
-    Kind, company, fit score and ref carry over; a retry (same text, reason, actor) returns it.
-    """
+    """Replace a live fact by a successor with the new text (kind, company, fit score and ref
+    carry over) in one transaction; a retry (same text, reason and actor) returns it."""
     reason = clean_reason(reason)
     refuse_secrets(reason, what="reason")
     actor = clean_actor(actor)
@@ -143,15 +141,9 @@ def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
             raise MemoryInputError(
                 f"the new text is the same fact as {old.pk}; nothing to correct", field="text"
             )
-        twin = Memory.objects.filter(fact_key=fact.fact_key).values_list("pk", flat=True).first()
-        if twin is not None:
-            raise MemoryInputError(
-                f"the corrected text is already live as fact {twin}; forget {old.pk} instead",
-                field="text",
-            )
         _soft_delete(old, reason=reason, actor=actor, now=now)
         result = write_fact(fact, actor=actor, now=now, supersedes=old)
-        if not result.created:  # a concurrent writer beat us to the same text
+        if not result.created:  # a live twin: raising rolls back the delete and the touch
             raise MemoryInputError(
                 f"the corrected text is already live as fact {result.id}; forget {old.pk} instead",
                 field="text",

@@ -33,10 +33,8 @@ KEPT_WORDS = frozenset(
 def stopwords() -> frozenset[str]:
     from stop_words import get_stop_words
 
-    words = set()
-    for word in get_stop_words("english"):
-        words.update(w.casefold() for w in _WORD.findall(unicodedata.normalize("NFC", word)))
-    return frozenset(words - KEPT_WORDS)
+    stop = {word for phrase in get_stop_words("english") for word in words(phrase)}
+    return frozenset(stop - KEPT_WORDS)
 
 
 def collapse(text: str) -> str:
@@ -50,16 +48,14 @@ def company_key(name: str) -> str:
 
 
 def fact_key(*, text: str, kind: str, company_key: str | None) -> str:
-    """What makes two writes "the same fact": text (case- and space-insensitive), kind, scope.
-
-    Hashed so one short column carries the live-row unique constraint.
-    """
+    """What makes two writes "the same fact" (text ignoring case and spacing, kind, scope),
+    hashed so one short column carries the live-row unique constraint."""
     raw = "\x1f".join([kind, company_key or "", collapse(text).casefold()])
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def words(text: str) -> list[str]:
-    """Every word, lowercased, in order (stopwords kept): used for company-name matching."""
+    """Every word, lowercased, in order (stopwords kept)."""
     return [
         w.casefold()[:MAX_TOKEN_CHARS] for w in _WORD.findall(unicodedata.normalize("NFC", text))
     ]
@@ -68,11 +64,7 @@ def words(text: str) -> list[str]:
 def tokens(text: str) -> list[str]:
     """Distinct content words in first-seen order: what the keyword index stores."""
     stop = stopwords()
-    seen: dict[str, None] = {}
-    for word in words(text):
-        if word not in stop and word not in seen:
-            seen[word] = None
-    return list(seen)
+    return list(dict.fromkeys(word for word in words(text) if word not in stop))
 
 
 def has_control_chars(text: str) -> bool:

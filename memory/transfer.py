@@ -1,5 +1,6 @@
 """Facts in bulk: import (a bad line is reported, dedupe as remember), export, and restore."""
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,8 +23,6 @@ from memory.validation import (
     refuse_secrets,
     validate_fact,
 )
-
-# --- bulk import --------------------------------------------------------------------------
 
 
 @dataclass
@@ -48,9 +47,7 @@ def import_facts(
     *, records: Iterable[tuple[int, Any]], actor: str = "", batch_size: int = 500
 ) -> ImportReport:
     """Import ``(line_number, record)`` pairs of IMPORT_FIELDS dicts; a bad one is reported.
-
-    Batches commit independently: after a crash, re-running the file only touches what went in.
-    """
+    Batches commit independently: after a crash, re-running the file touches what went in."""
     report = ImportReport()
     actor = clean_actor(actor)
     batch: list[tuple[int, CleanFact, datetime | None]] = []
@@ -109,10 +106,10 @@ def _import_batch(
         live = _live_twins({f.fact_key for _, f, _ in batch})
         fresh: dict[str, Memory] = {}
         # Touches of rows that were live before the batch: applied in one UPDATE per fact.
-        touches: dict[str, int] = {}
+        touches: Counter[str] = Counter()
         for _, fact, created_at in batch:
             if fact.fact_key in live or fact.fact_key in fresh:
-                touches[fact.fact_key] = touches.get(fact.fact_key, 0) + 1
+                touches[fact.fact_key] += 1
                 continue
             fresh[fact.fact_key] = new_row(fact, actor=actor, now=now, created_at=created_at)
         touched_by_fallback = 0
@@ -139,7 +136,7 @@ def _import_batch(
                 seen_count=F("seen_count") + count, last_seen_at=now
             )
     report.created += len(created)
-    report.touched += sum(touches.values()) + touched_by_fallback
+    report.touched += touches.total() + touched_by_fallback
     index_on_commit([m.pk for m in created])
 
 

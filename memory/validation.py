@@ -154,13 +154,13 @@ def clean_limit(value: Any) -> int:
 
 
 def refuse_secrets(value: str, *, what: str = "text") -> None:
-    found = find_secrets(value)
-    if found:
-        kinds = ", ".join(f.kind for f in found)
+    kinds = find_secrets(value)
+    if kinds:
         raise SecretRefused(
-            f"refused: {what} looks like it contains a credential ({kinds}); nothing was stored",
+            f"refused: {what} looks like it contains a credential ({', '.join(kinds)}); "
+            "nothing was stored",
             field=what,
-            kinds=tuple(f.kind for f in found),
+            kinds=tuple(kinds),
         )
 
 
