@@ -130,22 +130,21 @@ def new_pool(cfg: SemanticConfig) -> Any:
     return pool
 
 
-def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
-    from mem0.vector_stores.pgvector import PGVector
+def _store_config(cfg: SemanticConfig, pool: Any) -> dict[str, Any]:
+    # embedding_model_dims: not synced with the embedder by mem0 and 1536 by default.
+    return {
+        "collection_name": cfg.collection,
+        "embedding_model_dims": cfg.embedder_dims,
+        "connection_pool": pool,
+    }
 
-    return PGVector(
-        dbname="unused",
-        collection_name=cfg.collection,
-        # Not synced with the embedder by mem0 and 1536 by default: must match.
-        embedding_model_dims=cfg.embedder_dims,
-        user=None,
-        password=None,
-        host=None,
-        port=None,
-        diskann=False,
-        hnsw=True,
-        connection_pool=pool,
-    )
+
+def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
+    """A PGVector on our pool, built as mem0's Memory builds its own."""
+    from mem0.configs.vector_stores.pgvector import PGVectorConfig
+    from mem0.utils.factory import VectorStoreFactory
+
+    return VectorStoreFactory.create("pgvector", PGVectorConfig(**_store_config(cfg, pool)))
 
 
 def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
@@ -164,11 +163,7 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
             {
                 "vector_store": {
                     "provider": "pgvector",
-                    "config": {
-                        "collection_name": cfg.collection,
-                        "embedding_model_dims": cfg.embedder_dims,
-                        "connection_pool": store.connection_pool,
-                    },
+                    "config": _store_config(cfg, store.connection_pool),
                 },
                 "embedder": embedder,
                 "llm": cfgmod.llm_config(
