@@ -99,22 +99,18 @@ class Breaker:
             log.warning(self._warning, cooldown, reason)
 
     def succeeded(self) -> None:
-        with self._lock:
-            was_failing = self._reason is not None
-            self._open_until = 0.0
-            self._reason = None
-            if was_failing and self._shared:
-                _clear_shared()
-        if was_failing:
+        # Checked before taking the lock: the healthy path touches no file.
+        if self._reason is not None and self.reset():
             log.info("semantic index is answering again")
 
-    def reset(self) -> None:
-        """Forget any outage (an operator command such as reindex retries at once)."""
+    def reset(self) -> bool:
+        """Forget any outage (reindex retries at once, whatever the cool-down); was there one?"""
         with self._lock:
-            self._open_until = 0.0
-            self._reason = None
+            was_failing = self._reason is not None
+            self._open_until, self._reason = 0.0, None
             if self._shared:
                 _clear_shared()
+        return was_failing
 
 
 breaker = Breaker(
