@@ -95,24 +95,17 @@ def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
     }
 
 
-def vector_adapters() -> Any:
-    """psycopg adapters for our pool: numpy arrays go out in pgvector's binary format.
-
-    Unlike pgvector's register_vector this needs no ``vector`` type yet (mem0 creates it later).
-    """
+def new_pool(cfg: SemanticConfig) -> Any:
+    """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
     import psycopg
     from pgvector.psycopg.vector import VectorBinaryDumper
     from psycopg.adapt import AdaptersMap
-
-    adapters = AdaptersMap(psycopg.adapters)
-    adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
-    return adapters
-
-
-def new_pool(cfg: SemanticConfig) -> Any:
-    """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
     from psycopg_pool import ConnectionPool
 
+    # numpy arrays go out in pgvector's binary format; unlike pgvector's register_vector this
+    # needs no ``vector`` type yet (mem0 creates it later).
+    adapters = AdaptersMap(psycopg.adapters)
+    adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
     timeout = cfg.timeout
     pool = ConnectionPool(
         cfg.dsn,
@@ -120,7 +113,7 @@ def new_pool(cfg: SemanticConfig) -> Any:
         min_size=1,
         max_size=5,
         timeout=timeout,
-        kwargs={**connection_kwargs(cfg), "context": vector_adapters()},
+        kwargs={**connection_kwargs(cfg), "context": adapters},
         check=ConnectionPool.check_connection,
         configure=_configure_connection,
         reconnect_timeout=max(timeout * 5, 10),
@@ -197,11 +190,6 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     return memory
 
 
-def _installed() -> bool:
-    """The memory extra is there (found without importing it: mem0 loads slowly)."""
-    return all(importlib.util.find_spec(name) for name in ("mem0", "pgvector", "psycopg_pool"))
-
-
 def get() -> Client:
     """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
     global _memory, _memory_key, _budget, _store, _store_key
@@ -210,7 +198,8 @@ def get() -> Client:
         fresh = _store is None or _store_key != cfg.store_key()
         if fresh:
             discard_store()
-            if not _installed():
+            # Is the extra there? Found without importing it: mem0 loads slowly.
+            if not all(importlib.util.find_spec(n) for n in ("mem0", "pgvector", "psycopg_pool")):
                 import_mem0(cfg)  # raises the one-line "install the extra" message
             pool = new_pool(cfg)
             try:

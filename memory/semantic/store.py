@@ -55,7 +55,7 @@ def embed_texts(client: Client, texts: list[str]) -> Any:
 
 
 def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> list[str]:
-    # float32 arrays go to PostgreSQL in pgvector's binary format (client.vector_adapters);
+    # float32 arrays go to PostgreSQL in pgvector's binary format (client.new_pool);
     # lists would be formatted and parsed back as text, a tenth of the CPU per row.
     import numpy as np
 
