@@ -130,15 +130,15 @@ def _execute(
 
 def delete_ledger_ids(
     client: Client, ledger_ids: Sequence[int], *, maintenance: bool = False
-) -> int:
+) -> None:
     """Remove every vector of these ledger rows (extraction may have made several)."""
     if not ledger_ids:
-        return 0
+        return
     client.store._ensure_collection()
-    query = sql.SQL("DELETE FROM {} WHERE payload->>'ledger_id' = ANY(%s) RETURNING 1").format(
+    query = sql.SQL("DELETE FROM {} WHERE payload->>'ledger_id' = ANY(%s)").format(
         sql.Identifier(client.config.collection)
     )
-    return len(_execute(client, query, ([str(i) for i in ledger_ids],), maintenance=maintenance))
+    _execute(client, query, ([str(i) for i in ledger_ids],), maintenance=maintenance)
 
 
 def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int]:
