@@ -107,16 +107,6 @@ outage = Breaker(
 )
 
 
-def _is_outage(exc: BaseException) -> bool:
-    # A refused, timed-out or failing server is down for everyone; a 4xx (a prompt the
-    # server would not take) concerns this one fact only.
-    import openai
-
-    return isinstance(
-        exc, openai.APIConnectionError | openai.InternalServerError | openai.RateLimitError
-    )
-
-
 def extract(client: "Client", text: str) -> list[str] | None:
     """Standalone statements of ``text`` from the LLM, or None: index the text verbatim."""
     plan = client.llm_budget
@@ -130,8 +120,14 @@ def extract(client: "Client", text: str) -> list[str] | None:
         # a 0.5B model (docs/local-model.md); the reply is parsed leniently instead.
         reply = client.memory.llm.generate_response(messages=messages_for(text))
     except Exception as exc:
+        import openai
+
         first = first_line(exc)
-        if _is_outage(exc):
+        # A refused, timed-out or failing server is down for everyone; a 4xx (a prompt the
+        # server would not take) concerns this one fact only.
+        if isinstance(
+            exc, openai.APIConnectionError | openai.InternalServerError | openai.RateLimitError
+        ):
             outage.trip(first, cooldown=client.config.cooldown)
         else:
             log.debug("extraction failed for one fact (indexed verbatim): %s", first)
