@@ -51,13 +51,6 @@ def _write_shared(open_until: float, reason: str) -> None:
         log.debug("could not record the breaker state in %s", path, exc_info=True)
 
 
-def _clear_shared() -> None:
-    try:
-        _state_path().unlink(missing_ok=True)
-    except OSError:
-        log.debug("could not clear the breaker state", exc_info=True)
-
-
 class Breaker:
     """Skips calls for a cool-down after a failure; ``shared`` keeps the state in STATE_FILE."""
 
@@ -109,7 +102,10 @@ class Breaker:
             was_failing = self._reason is not None
             self._open_until, self._reason = 0.0, None
             if self._shared:
-                _clear_shared()
+                try:
+                    _state_path().unlink(missing_ok=True)
+                except OSError:
+                    log.debug("could not clear the breaker state", exc_info=True)
         return was_failing
 
 
