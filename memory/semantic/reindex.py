@@ -1,7 +1,4 @@
-"""Rebuild the index from the ledger, or catch up pending rows: verbatim, never through an LLM.
-
-Each batch is inserted on a worker thread while the next one is embedded.
-"""
+"""Rebuild the index from the ledger, or catch up pending rows: verbatim, never through an LLM."""
 
 import os
 import time
