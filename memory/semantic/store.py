@@ -1,7 +1,6 @@
 """Ledger rows into the vector collection (one ``vector_store.insert`` a batch), and bookkeeping."""
 
 import hashlib
-import logging
 import re
 import uuid
 from collections.abc import Sequence
@@ -17,7 +16,6 @@ from memory.models import Memory
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 
-log = logging.getLogger("karani.memory")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LABEL = re.compile(r"[^:\n]{1,40}: ")
 # Sentence vectors a fact may add: a 2,000-character fact of one-word sentences must not
