@@ -50,10 +50,6 @@ class Budget:
     completion: int
     source: str  # "endpoint" (its /v1/models said) or "KARANI_LLM_CONTEXT"
 
-    @property
-    def prompt_room(self) -> int:
-        return self.context - self.completion - TEMPLATE_TOKENS
-
 
 def estimate_tokens(text: str) -> int:
     """An upper estimate: BPE tokenizers average ~4 bytes a token on English, ~3 elsewhere."""
@@ -98,7 +94,7 @@ def messages_for(text: str) -> list[dict[str, str]]:
 
 def fits(text: str, plan: Budget) -> bool:
     needed = sum(estimate_tokens(m["content"]) for m in messages_for(text))
-    return needed <= plan.prompt_room
+    return needed <= plan.context - plan.completion - TEMPLATE_TOKENS
 
 
 # Skips extraction for a cool-down after the LLM failed to answer, in this process only.
