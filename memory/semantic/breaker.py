@@ -57,7 +57,8 @@ class Breaker:
     def __init__(self, warning: str, *, shared: bool) -> None:
         self._lock = threading.Lock()
         self._open_until = 0.0
-        self._reason: str | None = None
+        # Why the last call failed, while the breaker is open or half-open.
+        self.reason: str | None = None
         self._warning = warning  # logged with the cool-down and the reason
         self._shared = shared
 
@@ -69,14 +70,9 @@ class Breaker:
                 return False
             shared_until, shared_reason = _read_shared() if self._shared else (0.0, None)
             if now < shared_until:
-                self._open_until, self._reason = shared_until, shared_reason
+                self._open_until, self.reason = shared_until, shared_reason
                 return False
             return True
-
-    @property
-    def reason(self) -> str | None:
-        """Why the last call failed, while the breaker is open or half-open."""
-        return self._reason
 
     def trip(self, reason: str, *, cooldown: float) -> None:
         with self._lock:
@@ -85,7 +81,7 @@ class Breaker:
             now = time.time()
             already_open = now < self._open_until
             self._open_until = now + cooldown
-            self._reason = reason
+            self.reason = reason
             if self._shared:
                 _write_shared(self._open_until, reason)
         if not already_open:
@@ -93,14 +89,14 @@ class Breaker:
 
     def succeeded(self) -> None:
         # Checked before taking the lock: the healthy path touches no file.
-        if self._reason is not None and self.reset():
+        if self.reason is not None and self.reset():
             log.info("semantic index is answering again")
 
     def reset(self) -> bool:
         """Forget any outage (reindex retries at once, whatever the cool-down); was there one?"""
         with self._lock:
-            was_failing = self._reason is not None
-            self._open_until, self._reason = 0.0, None
+            was_failing = self.reason is not None
+            self._open_until, self.reason = 0.0, None
             if self._shared:
                 try:
                     _state_path().unlink(missing_ok=True)
