@@ -51,20 +51,14 @@ def _write_shared(open_until: float, reason: str) -> None:
         log.debug("could not record the breaker state in %s", path, exc_info=True)
 
 
-def _clear_shared() -> None:
-    try:
-        _state_path().unlink(missing_ok=True)
-    except OSError:
-        log.debug("could not clear the breaker state", exc_info=True)
-
-
 class Breaker:
     """Skips calls for a cool-down after a failure; ``shared`` keeps the state in STATE_FILE."""
 
     def __init__(self, warning: str, *, shared: bool) -> None:
         self._lock = threading.Lock()
         self._open_until = 0.0
-        self._reason: str | None = None
+        # Why the last call failed, while the breaker is open or half-open.
+        self.reason: str | None = None
         self._warning = warning  # logged with the cool-down and the reason
         self._shared = shared
 
@@ -76,14 +70,9 @@ class Breaker:
                 return False
             shared_until, shared_reason = _read_shared() if self._shared else (0.0, None)
             if now < shared_until:
-                self._open_until, self._reason = shared_until, shared_reason
+                self._open_until, self.reason = shared_until, shared_reason
                 return False
             return True
-
-    @property
-    def reason(self) -> str | None:
-        """Why the last call failed, while the breaker is open or half-open."""
-        return self._reason
 
     def trip(self, reason: str, *, cooldown: float) -> None:
         with self._lock:
@@ -92,29 +81,28 @@ class Breaker:
             now = time.time()
             already_open = now < self._open_until
             self._open_until = now + cooldown
-            self._reason = reason
+            self.reason = reason
             if self._shared:
                 _write_shared(self._open_until, reason)
         if not already_open:
             log.warning(self._warning, cooldown, reason)
 
     def succeeded(self) -> None:
-        with self._lock:
-            was_failing = self._reason is not None
-            self._open_until = 0.0
-            self._reason = None
-            if was_failing and self._shared:
-                _clear_shared()
-        if was_failing:
+        # Checked before taking the lock: the healthy path touches no file.
+        if self.reason is not None and self.reset():
             log.info("semantic index is answering again")
 
-    def reset(self) -> None:
-        """Forget any outage (an operator command such as reindex retries at once)."""
+    def reset(self) -> bool:
+        """Forget any outage (reindex retries at once, whatever the cool-down); was there one?"""
         with self._lock:
-            self._open_until = 0.0
-            self._reason = None
+            was_failing = self.reason is not None
+            self._open_until, self.reason = 0.0, None
             if self._shared:
-                _clear_shared()
+                try:
+                    _state_path().unlink(missing_ok=True)
+                except OSError:
+                    log.debug("could not clear the breaker state", exc_info=True)
+        return was_failing
 
 
 breaker = Breaker(

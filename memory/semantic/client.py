@@ -95,24 +95,17 @@ def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
     }
 
 
-def vector_adapters() -> Any:
-    """psycopg adapters for our pool: numpy arrays go out in pgvector's binary format.
-
-    Unlike pgvector's register_vector this needs no ``vector`` type yet (mem0 creates it later).
-    """
+def new_pool(cfg: SemanticConfig) -> Any:
+    """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
     import psycopg
     from pgvector.psycopg.vector import VectorBinaryDumper
     from psycopg.adapt import AdaptersMap
-
-    adapters = AdaptersMap(psycopg.adapters)
-    adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
-    return adapters
-
-
-def new_pool(cfg: SemanticConfig) -> Any:
-    """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
     from psycopg_pool import ConnectionPool
 
+    # numpy arrays go out in pgvector's binary format; unlike pgvector's register_vector this
+    # needs no ``vector`` type yet (mem0 creates it later).
+    adapters = AdaptersMap(psycopg.adapters)
+    adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
     timeout = cfg.timeout
     pool = ConnectionPool(
         cfg.dsn,
@@ -120,7 +113,7 @@ def new_pool(cfg: SemanticConfig) -> Any:
         min_size=1,
         max_size=5,
         timeout=timeout,
-        kwargs={**connection_kwargs(cfg), "context": vector_adapters()},
+        kwargs={**connection_kwargs(cfg), "context": adapters},
         check=ConnectionPool.check_connection,
         configure=_configure_connection,
         reconnect_timeout=max(timeout * 5, 10),
@@ -130,22 +123,21 @@ def new_pool(cfg: SemanticConfig) -> Any:
     return pool
 
 
-def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
-    from mem0.vector_stores.pgvector import PGVector
+def _store_config(cfg: SemanticConfig, pool: Any) -> dict[str, Any]:
+    # embedding_model_dims: not synced with the embedder by mem0 and 1536 by default.
+    return {
+        "collection_name": cfg.collection,
+        "embedding_model_dims": cfg.embedder_dims,
+        "connection_pool": pool,
+    }
 
-    return PGVector(
-        dbname="unused",
-        collection_name=cfg.collection,
-        # Not synced with the embedder by mem0 and 1536 by default: must match.
-        embedding_model_dims=cfg.embedder_dims,
-        user=None,
-        password=None,
-        host=None,
-        port=None,
-        diskann=False,
-        hnsw=True,
-        connection_pool=pool,
-    )
+
+def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
+    """A PGVector on our pool, built as mem0's Memory builds its own."""
+    from mem0.configs.vector_stores.pgvector import PGVectorConfig
+    from mem0.utils.factory import VectorStoreFactory
+
+    return VectorStoreFactory.create("pgvector", PGVectorConfig(**_store_config(cfg, pool)))
 
 
 def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
@@ -164,11 +156,7 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
             {
                 "vector_store": {
                     "provider": "pgvector",
-                    "config": {
-                        "collection_name": cfg.collection,
-                        "embedding_model_dims": cfg.embedder_dims,
-                        "connection_pool": store.connection_pool,
-                    },
+                    "config": _store_config(cfg, store.connection_pool),
                 },
                 "embedder": embedder,
                 "llm": cfgmod.llm_config(
@@ -202,11 +190,6 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     return memory
 
 
-def _installed() -> bool:
-    """The memory extra is there (found without importing it: mem0 loads slowly)."""
-    return all(importlib.util.find_spec(name) for name in ("mem0", "pgvector", "psycopg_pool"))
-
-
 def get() -> Client:
     """The process's mem0 client, built on first use. Raises SemanticUnavailable."""
     global _memory, _memory_key, _budget, _store, _store_key
@@ -215,7 +198,8 @@ def get() -> Client:
         fresh = _store is None or _store_key != cfg.store_key()
         if fresh:
             discard_store()
-            if not _installed():
+            # Is the extra there? Found without importing it: mem0 loads slowly.
+            if not all(importlib.util.find_spec(n) for n in ("mem0", "pgvector", "psycopg_pool")):
                 import_mem0(cfg)  # raises the one-line "install the extra" message
             pool = new_pool(cfg)
             try:

@@ -128,31 +128,25 @@ def embedder_config(cfg: SemanticConfig) -> dict[str, Any]:
     if cfg.embedder_is_remote:
         # mem0's huggingface embedder speaks the OpenAI embeddings API when given a base URL;
         # Ollama, llama.cpp and TEI all serve that at /v1.
-        return {
-            "provider": "huggingface",
-            "config": {
-                "model": cfg.embedder_model or "nomic-embed-text",
-                "huggingface_base_url": cfg.embedder,
-                "api_key": "local",
-                "embedding_dims": cfg.embedder_dims,
-            },
+        config = {
+            "model": cfg.embedder_model or "nomic-embed-text",
+            "huggingface_base_url": cfg.embedder,
+            "api_key": "local",
         }
-    path = cfg.embedder or bundled_model_path()
-    if not Path(path).is_dir():
-        raise SemanticUnavailable(f"embedding model directory {path} does not exist")
-    return {
-        "provider": "huggingface",
-        "config": {
+    else:
+        path = cfg.embedder or bundled_model_path()
+        if not Path(path).is_dir():
+            raise SemanticUnavailable(f"embedding model directory {path} does not exist")
+        config = {
             "model": path,
-            "embedding_dims": cfg.embedder_dims,
             # local_files_only: a missing file must fail here, never reach for a model hub.
             "model_kwargs": {
                 "device": "cpu",
                 "local_files_only": True,
                 "model_kwargs": {"dtype": embedder_dtype(cfg)},
             },
-        },
-    }
+        }
+    return {"provider": "huggingface", "config": {**config, "embedding_dims": cfg.embedder_dims}}
 
 
 def embedder_dtype(cfg: SemanticConfig) -> str:

@@ -1,10 +1,5 @@
-"""The query embedding, on every semantic recall's critical path.
-
-For the local sentence-transformers model, ``embed_query`` runs the steps ``encode`` runs for
-one input (the model's ``preprocess``, then its module stack) without the batch machinery,
-and returns the vector mem0's embed returns (tests/test_semantic_encoder.py) as a float32
-array. A remote embedder, or a model this path does not recognise, goes through mem0's embed.
-"""
+"""The query embedding, on every semantic recall's critical path: for the local model, the
+steps ``encode`` runs for one text without its batch machinery (tests/test_semantic_encoder.py)."""
 
 import threading
 import weakref

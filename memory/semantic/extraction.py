@@ -50,10 +50,6 @@ class Budget:
     completion: int
     source: str  # "endpoint" (its /v1/models said) or "KARANI_LLM_CONTEXT"
 
-    @property
-    def prompt_room(self) -> int:
-        return self.context - self.completion - TEMPLATE_TOKENS
-
 
 def estimate_tokens(text: str) -> int:
     """An upper estimate: BPE tokenizers average ~4 bytes a token on English, ~3 elsewhere."""
@@ -98,23 +94,13 @@ def messages_for(text: str) -> list[dict[str, str]]:
 
 def fits(text: str, plan: Budget) -> bool:
     needed = sum(estimate_tokens(m["content"]) for m in messages_for(text))
-    return needed <= plan.prompt_room
+    return needed <= plan.context - plan.completion - TEMPLATE_TOKENS
 
 
 # Skips extraction for a cool-down after the LLM failed to answer, in this process only.
 outage = Breaker(
     "extraction LLM unavailable, facts are indexed verbatim (retry in %gs): %s", shared=False
 )
-
-
-def _is_outage(exc: BaseException) -> bool:
-    # A refused, timed-out or failing server is down for everyone; a 4xx (a prompt the
-    # server would not take) concerns this one fact only.
-    import openai
-
-    return isinstance(
-        exc, openai.APIConnectionError | openai.InternalServerError | openai.RateLimitError
-    )
 
 
 def extract(client: "Client", text: str) -> list[str] | None:
@@ -130,8 +116,14 @@ def extract(client: "Client", text: str) -> list[str] | None:
         # a 0.5B model (docs/local-model.md); the reply is parsed leniently instead.
         reply = client.memory.llm.generate_response(messages=messages_for(text))
     except Exception as exc:
+        import openai
+
         first = first_line(exc)
-        if _is_outage(exc):
+        # A refused, timed-out or failing server is down for everyone; a 4xx (a prompt the
+        # server would not take) concerns this one fact only.
+        if isinstance(
+            exc, openai.APIConnectionError | openai.InternalServerError | openai.RateLimitError
+        ):
             outage.trip(first, cooldown=client.config.cooldown)
         else:
             log.debug("extraction failed for one fact (indexed verbatim): %s", first)

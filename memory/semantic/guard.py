@@ -57,7 +57,6 @@ def guarded(operation: Callable[[clientmod.Client], T], *, use_breaker: bool = T
     """Run ``operation`` against the index. Raises SemanticUnavailable, nothing else."""
     if use_breaker and not breaker.allow():
         raise SemanticUnavailable(f"skipped while the index is down: {breaker.reason}")
-    cooldown = float(settings.KARANI_VECTOR_COOLDOWN)
     try:
         client = clientmod.get()
         result = operation(client)
@@ -75,7 +74,7 @@ def guarded(operation: Callable[[clientmod.Client], T], *, use_breaker: bool = T
             log.debug("semantic index: %s", reason)
         else:
             log.debug("semantic index failure", exc_info=True)
-        breaker.trip(reason, cooldown=cooldown)
+        breaker.trip(reason, cooldown=float(settings.KARANI_VECTOR_COOLDOWN))
         raise SemanticUnavailable(reason) from exc
     breaker.succeeded()
     return result

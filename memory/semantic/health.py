@@ -159,8 +159,6 @@ def settings_summary() -> dict[str, str]:
 
 
 def _redact(dsn: str) -> str:
-    if not dsn:
-        return dsn
     try:
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
 

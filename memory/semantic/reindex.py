@@ -1,7 +1,4 @@
-"""Rebuild the index from the ledger, or catch up pending rows: verbatim, never through an LLM.
-
-Each batch is inserted on a worker thread while the next one is embedded.
-"""
+"""Rebuild the index from the ledger, or catch up pending rows: verbatim, never through an LLM."""
 
 import os
 import time
@@ -52,12 +49,6 @@ def pending_count() -> int:
     )
 
 
-def _batches(queryset: Any, size: int) -> Iterator[list[Memory]]:
-    rows = queryset.only("id", "text", "kind", "company_key").iterator(chunk_size=2000)
-    while batch := list(islice(rows, size)):
-        yield batch
-
-
 @contextmanager
 def encoder_threads(client: Client) -> Iterator[int]:
     """Every core for the local encoder while a batch job runs: a batch splits well across
@@ -76,12 +67,9 @@ def encoder_threads(client: Client) -> Iterator[int]:
         torch.set_num_threads(before)
 
 
-# Batches go in order of text length: a batch is padded to its longest text, so batching
-# similar lengths together is what the encoder itself does when handed every text at once.
-def _replay(
-    client: Client, queryset: Any, *, total: int, batch_size: int, progress: Progress | None
-) -> int:
+def _replay(client: Client, queryset: Any, *, batch_size: int, progress: Progress | None) -> int:
     done = 0
+    total = queryset.count()
 
     def finish(inflight: Future | None) -> None:
         # The ledger bookkeeping stays on this thread (Django connections are per-thread);
@@ -93,9 +81,16 @@ def _replay(
             if progress:
                 progress(done, total)
 
+    # In order of text length: a batch is padded to its longest text, so batching similar
+    # lengths together is what the encoder itself does when handed every text at once.
+    rows = (
+        queryset.order_by(Length("text"), "id")
+        .only("id", "text", "kind", "company_key")
+        .iterator(chunk_size=2000)
+    )
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="karani-reindex") as pool:
         inflight: Future | None = None
-        for batch in _batches(queryset, batch_size):
+        while batch := list(islice(rows, batch_size)):
             vectors = store.embed_texts(client, [m.text for m in batch])
             finish(inflight)
             inflight = pool.submit(store.insert_rows, client, batch, vectors)
@@ -103,18 +98,19 @@ def _replay(
     return done
 
 
-def _full(client: Client, batch_size: int, progress: Progress | None) -> tuple[int, int]:
+def _full(client: Client) -> tuple[Any, int]:
+    """Empty the collection; (the rows to replay, stale vectors removed)."""
     # Drop and recreate: also recovers a collection created with the wrong dimension.
     client.store.delete_col()
     client.store.create_col()
     client.store._collection_ensured = True
     store.drop_search_indexes(client)  # rebuilt once at the end (ensure_indexes)
     mark_everything_pending()
-    live = Memory.objects.order_by(Length("text"), "id")
-    return _replay(client, live, total=live.count(), batch_size=batch_size, progress=progress), 0
+    return Memory.objects.all(), 0
 
 
-def _pending(client: Client, batch_size: int, progress: Progress | None) -> tuple[int, int]:
+def _pending(client: Client) -> tuple[Any, int]:
+    """Remove stale vectors; (the rows to replay, stale vectors removed)."""
     stale = list(
         Memory.all_objects.filter(deleted_at__isnull=False, vector_id__isnull=False).values_list(
             "pk", flat=True
@@ -122,12 +118,11 @@ def _pending(client: Client, batch_size: int, progress: Progress | None) -> tupl
     )
     store.delete_ledger_ids(client, stale, maintenance=True)
     Memory.all_objects.filter(pk__in=stale).update(vector_id=None, indexed_at=None)
-    todo = Memory.objects.filter(indexed_at__isnull=True).order_by(Length("text"), "id")
+    todo = Memory.objects.filter(indexed_at__isnull=True)
     # A pending row may already have a vector (the insert landed, the bookkeeping did not):
     # remove it first so a catch-up never duplicates.
     store.delete_ledger_ids(client, list(todo.values_list("pk", flat=True)), maintenance=True)
-    written = _replay(client, todo, total=todo.count(), batch_size=batch_size, progress=progress)
-    return written, len(stale)
+    return todo, len(stale)
 
 
 def reindex(
@@ -138,9 +133,9 @@ def reindex(
     breaker.reset()  # an operator asked: try now, whatever the cool-down says
 
     def run(client: Client) -> ReindexReport:
-        step = _pending if pending_only else _full
+        todo, removed = (_pending if pending_only else _full)(client)
         with encoder_threads(client):
-            written, removed = step(client, batch_size, progress)
+            written = _replay(client, todo, batch_size=batch_size, progress=progress)
         store.ensure_indexes(client, analyze=True, maintenance=True)
         rows, ledger_rows = store.counts(client, maintenance=True)
         return ReindexReport(

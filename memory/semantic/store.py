@@ -1,7 +1,6 @@
 """Ledger rows into the vector collection (one ``vector_store.insert`` a batch), and bookkeeping."""
 
 import hashlib
-import logging
 import re
 import uuid
 from collections.abc import Sequence
@@ -17,7 +16,6 @@ from memory.models import Memory
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 
-log = logging.getLogger("karani.memory")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LABEL = re.compile(r"[^:\n]{1,40}: ")
 # Sentence vectors a fact may add: a 2,000-character fact of one-word sentences must not
@@ -55,7 +53,7 @@ def embed_texts(client: Client, texts: list[str]) -> Any:
 
 
 def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> list[str]:
-    # float32 arrays go to PostgreSQL in pgvector's binary format (client.vector_adapters);
+    # float32 arrays go to PostgreSQL in pgvector's binary format (client.new_pool);
     # lists would be formatted and parsed back as text, a tenth of the CPU per row.
     import numpy as np
 
@@ -130,15 +128,15 @@ def _execute(
 
 def delete_ledger_ids(
     client: Client, ledger_ids: Sequence[int], *, maintenance: bool = False
-) -> int:
+) -> None:
     """Remove every vector of these ledger rows (extraction may have made several)."""
     if not ledger_ids:
-        return 0
+        return
     client.store._ensure_collection()
-    query = sql.SQL("DELETE FROM {} WHERE payload->>'ledger_id' = ANY(%s) RETURNING 1").format(
+    query = sql.SQL("DELETE FROM {} WHERE payload->>'ledger_id' = ANY(%s)").format(
         sql.Identifier(client.config.collection)
     )
-    return len(_execute(client, query, ([str(i) for i in ledger_ids],), maintenance=maintenance))
+    _execute(client, query, ([str(i) for i in ledger_ids],), maintenance=maintenance)
 
 
 def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int]:

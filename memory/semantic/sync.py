@@ -4,7 +4,6 @@ A row the index could not take keeps ``indexed_at`` null (pending); a deleted ro
 has a ``vector_id`` has a vector to remove. ``reindex --pending`` catches up both.
 """
 
-import logging
 from collections.abc import Sequence
 
 from memory.models import Memory
@@ -12,20 +11,17 @@ from memory.semantic import store
 from memory.semantic.client import Client
 from memory.semantic.guard import guarded
 
-log = logging.getLogger("karani.memory")
 BATCH_SIZE = 64
 
 
-def index_rows(client: Client, memories: Sequence[Memory]) -> int:
-    """Write these rows to the index and record it in the ledger. Returns rows indexed."""
-    done = 0
+def index_rows(client: Client, memories: Sequence[Memory]) -> None:
+    """Write these rows to the index and record it in the ledger."""
     if client.config.infer:
         verbatim = []
         for memory in memories:
             ids = store.extract_and_add(client, memory)
             if ids:
                 store.mark_indexed([(memory, ids[0])])
-                done += 1
             else:
                 # Extraction did not fit, failed or kept nothing: the fact goes in as written,
                 # now, so no row waits for a reindex because of the LLM.
@@ -35,8 +31,6 @@ def index_rows(client: Client, memories: Sequence[Memory]) -> int:
         batch = list(memories[start : start + BATCH_SIZE])
         vectors = store.embed_texts(client, [m.text for m in batch])
         store.mark_indexed(store.insert_rows(client, batch, vectors))
-        done += len(batch)
-    return done
 
 
 def added(memory_ids: Sequence[int]) -> None:
