@@ -114,7 +114,7 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
 
     from memory import keyword
     from memory.semantic import client as clientmod
-    from memory.semantic import search
+    from memory.semantic import dates, search
     from memory.semantic.encoder import embed_query
 
     client = clientmod.get()
@@ -161,6 +161,8 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
         "coverage": lambda q, key: bm25.coverage(q, key, depth),
         "bm25stem": lambda q, key: bm25_stem(q, key, depth),
         "coverage_stem": lambda q, key: bm25_stem.coverage(q, key, depth),
+        # Not a ranking: the dates the question names, for the date-lift family below.
+        "named dates": lambda q, key: dates.spans(q),
     }
     try:
         from memory import lexical
@@ -254,6 +256,15 @@ def _methods(sources: dict) -> dict:
             ["dense", "coverage"],
             lambda ls, share=share: rm.with_neighbours(ls, beside, dense_share=0.4, share=share),
             ("z + neighbour", share),
+        )
+    # ... then the facts written when the question says lifted by ``lift`` (0: no lift).
+    for lift in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
+        methods[f"z 0.4*dense+0.6*coverage, + 0.4*best neighbour, + {lift} written then"] = (
+            ["dense", "coverage", "named dates"],
+            lambda ls, lift=lift: rm.with_dates(
+                rm.with_neighbours(ls[:2], beside, dense_share=0.4, share=0.4), ls[2], lift
+            ),
+            ("z + neighbour + date lift", lift),
         )
     return methods
 

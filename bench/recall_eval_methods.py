@@ -242,6 +242,15 @@ def with_neighbours(
     return [(h.memory_id, h.score) for h in lifted]
 
 
+def with_dates(ranked: Ranked, named: list, lift: float) -> Ranked:
+    """memory.semantic.dates.prefer over pairs: ``lift`` for the facts written in a named span."""
+    from memory.keyword import Hit
+    from memory.semantic import dates
+
+    hits = dates.prefer([Hit(pk, s) for pk, s in ranked], named, share=lift)
+    return [(h.memory_id, h.score) for h in hits]
+
+
 def scope_boost(ranked: Ranked, company_of: dict[int, str | None], key: str | None, boost: float):
     """The scope's own company facts raised by ``boost`` over global facts (scoped queries)."""
     if key is None:

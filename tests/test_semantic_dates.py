@@ -1,0 +1,104 @@
+"""Semantic recall prefers the facts written when the question says ("in March 2025", "on 1
+February, 2023"): the dates a question names, and the lift they give (issue 13, item 3)."""
+
+from datetime import date
+
+import pytest
+from semantic_support import *  # noqa: F403  (fixtures)
+
+from memory import selectors, services
+from memory.keyword import Hit
+from memory.semantic import dates
+from memory.semantic.dates import Span
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("What did Gina find for her store on 1 February, 2023?", [Span(2, 2023, 1)]),
+        ("What did Acme say on October 13, 2023?", [Span(10, 2023, 13)]),
+        ("the call on the 2nd of March", [Span(3, None, 2)]),
+        ("offers in March 2025", [Span(3, 2025)]),
+        ("offers in march 2025", [Span(3, 2025)]),
+        ("offers in Sept 2024", [Span(9, 2024)]),
+        ("When did Melanie go camping in June?", [Span(6)]),
+        ("notes from 2024-05-08 and 9 May 2024", [Span(5, 2024, 8), Span(5, 2024, 9)]),
+        ("May 2023 offers", [Span(5, 2023)]),
+    ],
+)
+def test_it_reads_the_dates_a_question_names(query, named):
+    assert dates.spans(query) == named
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "May I ask what Acme offers?",  # a verb opening the question
+        "what may Acme offer?",
+        "Mar was the recruiter's name",  # an abbreviation alone is a word
+        "who will march in the parade",
+        "offers on 31 February 2023",  # no such day
+        "notes from 2024-13-40",
+        "what does Acme pay?",
+    ],
+)
+def test_it_reads_no_date_where_there_is_none(query):
+    assert dates.spans(query) == []
+
+
+def test_a_day_reaches_the_days_either_side_and_a_month_a_week_either_side():
+    day, month, any_year = Span(2, 2023, 1), Span(3, 2025), Span(6)
+
+    assert [day.holds(date(2023, 1, d)) for d in (30, 31)] == [False, True]
+    assert [day.holds(date(2023, 2, d)) for d in (1, 2, 3)] == [True, True, False]
+    assert not day.holds(date(2024, 2, 1)), "a day with a year is in that year only"
+    assert [month.holds(date(2025, 2, 21)), month.holds(date(2025, 2, 22))] == [False, True]
+    assert [month.holds(date(2025, 4, 7)), month.holds(date(2025, 4, 8))] == [True, False]
+    assert any_year.holds(date(2019, 6, 15)) and any_year.holds(date(2031, 6, 30))
+    assert not any_year.holds(date(2019, 8, 15))
+    assert Span(2, None, 29).holds(date(2024, 2, 29)), "a leap day in any year"
+    assert not Span(2, None, 29).holds(date(2023, 3, 5))
+
+
+def _import(*facts: tuple[str, str]) -> list[int]:
+    records = [{"text": text, "company": "Acme", "created_at": when} for text, when in facts]
+    report = services.import_facts(records=enumerate(records, start=1))
+    assert not report.rejected
+    found = {f.text: f.id for f in selectors.list_facts(company="Acme")}
+    return [found[text] for text, _ in facts]
+
+
+@pytest.mark.django_db
+def test_it_lifts_the_facts_written_in_a_named_span_and_nothing_else():
+    march, june, undated = _import(
+        ("Acme offered a video call.", "2025-03-12T10:00:00Z"),
+        ("Acme offered an onsite day.", "2025-06-02T10:00:00Z"),
+        ("Acme offered a take-home test.", "2024-11-20T10:00:00Z"),
+    )
+    hits = [Hit(june, 2.0), Hit(undated, 1.9), Hit(march, 1.0)]
+
+    lifted = dates.prefer(hits, dates.spans("what did Acme offer in March 2025?"), share=1.5)
+
+    assert [(h.memory_id, h.score) for h in lifted] == [(march, 2.5), (june, 2.0), (undated, 1.9)]
+    assert dates.prefer(hits, []) == hits
+    assert dates.prefer(hits, dates.spans("in March 2024")) == hits, "another year's March"
+
+
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_semantic_recall_puts_the_fact_written_then_first(mem0_mode):
+    march, june = _import(
+        ("Acme's recruiter said the team ships weekly.", "2025-03-12T10:00:00Z"),
+        ("Acme's recruiter said the team ships daily.", "2025-06-02T10:00:00Z"),
+    )
+    for n in range(10):
+        services.remember(text=f"Acme's office {n} has a gym and a canteen.", company="Acme")
+
+    def first(query: str) -> int:
+        result = selectors.recall(query=query, company="Acme", limit=3)
+        assert not result.fallback
+        return result.results[0].id
+
+    assert first("what did Acme's recruiter say about shipping in March?") == march
+    assert first("what did Acme's recruiter say about shipping in June 2025?") == june
+    assert first("what did Acme's recruiter say about shipping on 2 June, 2025?") == june
