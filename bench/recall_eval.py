@@ -114,7 +114,7 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
 
     from memory import keyword
     from memory.semantic import client as clientmod
-    from memory.semantic import dates, search
+    from memory.semantic import search
     from memory.semantic.encoder import embed_query
 
     client = clientmod.get()
@@ -161,8 +161,8 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
         "coverage": lambda q, key: bm25.coverage(q, key, depth),
         "bm25stem": lambda q, key: bm25_stem(q, key, depth),
         "coverage_stem": lambda q, key: bm25_stem.coverage(q, key, depth),
-        # Not a ranking: the dates the question names, for the date-lift family below.
-        "named dates": lambda q, key: dates.spans(q),
+        # Not a ranking: the question itself, for the cue families below.
+        "question": lambda q, key: q,
     }
     try:
         from memory import lexical
@@ -257,15 +257,22 @@ def _methods(sources: dict) -> dict:
             lambda ls, share=share: rm.with_neighbours(ls, beside, dense_share=0.4, share=share),
             ("z + neighbour", share),
         )
-    # ... then the facts written when the question says lifted by ``lift`` (0: no lift).
-    for lift in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
-        methods[f"z 0.4*dense+0.6*coverage, + 0.4*best neighbour, + {lift} written then"] = (
-            ["dense", "coverage", "named dates"],
-            lambda ls, lift=lift: rm.with_dates(
-                rm.with_neighbours(ls[:2], beside, dense_share=0.4, share=0.4), ls[2], lift
-            ),
-            ("z + neighbour + date lift", lift),
-        )
+    # ... then memory.semantic.cues: the facts written when the question says lifted by
+    # ``lift`` (no subject lift), and the facts whose subject it names (the date lift at 1.5).
+    cue_families = [
+        ("written then", "z + neighbour + date lift", "date_share", {"subject_share": 0.0}),
+        ("subject named", "z + neighbour + date 1.5 + subject lift", "subject_share", {}),
+    ]
+    for label, family, knob, fixed in cue_families:
+        for lift in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
+            shares = {"date_share": 1.5, **fixed, knob: lift}
+            methods[f"z 0.4*dense+0.6*coverage, + 0.4*best neighbour, + {lift} {label}"] = (
+                ["dense", "coverage", "question"],
+                lambda ls, shares=shares: rm.with_cues(
+                    rm.with_neighbours(ls[:2], beside, dense_share=0.4, share=0.4), ls[2], **shares
+                ),
+                (family, lift),
+            )
     return methods
 
 

@@ -242,12 +242,12 @@ def with_neighbours(
     return [(h.memory_id, h.score) for h in lifted]
 
 
-def with_dates(ranked: Ranked, named: list, lift: float) -> Ranked:
-    """memory.semantic.dates.prefer over pairs: ``lift`` for the facts written in a named span."""
+def with_cues(ranked: Ranked, query: str, **shares: float) -> Ranked:
+    """memory.semantic.cues.lift over pairs, at the shares given."""
     from memory.keyword import Hit
-    from memory.semantic import dates
+    from memory.semantic import cues
 
-    hits = dates.prefer([Hit(pk, s) for pk, s in ranked], named, share=lift)
+    hits = cues.lift([Hit(pk, s) for pk, s in ranked], query, **shares)
     return [(h.memory_id, h.score) for h in hits]
 
 

@@ -1,21 +1,10 @@
-"""Dates a question names ("in March 2023", "on 1 February, 2023", "2024-05-08"), and the lift
-semantic recall gives the facts written then: asked what happened in March, the facts written
-in March come first among those that match the question's words or meaning.
-"""
+"""The dates a question names ("in March 2023", "on 1 February, 2023", "2024-05-08"): semantic
+recall lifts the facts written then (memory.semantic.cues)."""
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 
-from django.utils import timezone
-
-from memory.keyword import Hit
-from memory.models import Memory
-
-# What a fact written in a named span gains, in the fused score's units (z-scores): enough to
-# put it above the candidates that match the question about as well, not above a much better
-# match ("starts on 1 March", written in January). docs/semantic-index.md has the choice.
-DATE_SHARE = 1.5
 # A day named is its own and the next and previous (time zones, "yesterday"); a month named
 # reaches a week either side (what happened late in March is told early in April).
 DAY_SLACK = timedelta(days=1)
@@ -91,27 +80,3 @@ def spans(query: str) -> list[Span]:
         if _valid(span):
             found.append(span)
     return found
-
-
-def _local_date(moment: datetime) -> date:
-    return timezone.localtime(moment).date() if timezone.is_aware(moment) else moment.date()
-
-
-def prefer(hits: list[Hit], named: list[Span], *, share: float = DATE_SHARE) -> list[Hit]:
-    """``hits`` with ``share`` added to each fact written in a named span, best first (ties to
-    the newer fact); unchanged when nothing is named."""
-    if not named or not hits:
-        return hits
-    written = dict(
-        Memory.all_objects.filter(pk__in=[h.memory_id for h in hits]).values_list(
-            "pk", "created_at"
-        )
-    )
-
-    def lift(pk: int) -> float:
-        when = written.get(pk)
-        return share if when and any(s.holds(_local_date(when)) for s in named) else 0.0
-
-    scores = {h.memory_id: h.score + lift(h.memory_id) for h in hits}
-    order = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
-    return [Hit(memory_id=pk, score=score) for pk, score in order]

@@ -1,8 +1,8 @@
 """Semantic mode's ranking: the dense half (nearest vectors in the store, scoped in the store
 query) fused with the lexical half (memory.lexical, on the ledger, so a fact is found the
 moment its write commits), then each fact lifted by the facts written beside it in its
-company, and by being written when the question says (memory.semantic.dates);
-docs/semantic-index.md has the design and the measurements.
+company, and by being written when the question says or being about whom it names
+(memory.semantic.cues); docs/semantic-index.md has the design and the measurements.
 """
 
 import math
@@ -12,7 +12,7 @@ from django.db import connection
 
 from memory import lexical
 from memory.keyword import Hit
-from memory.semantic import dates
+from memory.semantic import cues
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 from memory.semantic.encoder import embed_query
@@ -172,4 +172,4 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     head = [h.memory_id for h in fused[: limit * _OVERFETCH + _EXTRA]]
     lifted = with_context(fused, neighbours(head, company_key=company_key))
     # ``depth`` is still well over ``limit``: room for stale candidates, fewer rows to fetch.
-    return dates.prefer(lifted, dates.spans(query))[:depth]
+    return cues.lift(lifted, query)[:depth]

@@ -1,5 +1,6 @@
 """Semantic recall prefers the facts written when the question says ("in March 2025", "on 1
-February, 2023"): the dates a question names, and the lift they give (issue 13, item 3)."""
+February, 2023") and those about whom it names ("Caroline: …"): the dates and subjects a
+question names, and the lift they give (issue 13, item 3)."""
 
 from datetime import date
 
@@ -8,7 +9,7 @@ from semantic_support import *  # noqa: F403  (fixtures)
 
 from memory import selectors, services
 from memory.keyword import Hit
-from memory.semantic import dates
+from memory.semantic import cues, dates
 from memory.semantic.dates import Span
 
 
@@ -60,6 +61,21 @@ def test_a_day_reaches_the_days_either_side_and_a_month_a_week_either_side():
     assert not Span(2, None, 29).holds(date(2023, 3, 5))
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Caroline: I went to a support group yesterday.", {"caroline"}),
+        ("Acme recruiter: replies within two days.", {"acme", "recruiter"}),
+        ("QA engineer: passed the technical screen.", {"qa", "engineer"}),
+        ("Contoso is fully remote: no office days.", set()),  # a clause, not a label
+        ("Pays 10% over market, says the recruiter.", set()),
+        (" Caroline: a leading space is no label.", set()),
+    ],
+)
+def test_a_facts_subject_is_the_short_label_it_opens_with(text, words):
+    assert cues.subject(text) == words
+
+
 def _import(*facts: tuple[str, str]) -> list[int]:
     records = [{"text": text, "company": "Acme", "created_at": when} for text, when in facts]
     report = services.import_facts(records=enumerate(records, start=1))
@@ -77,11 +93,28 @@ def test_it_lifts_the_facts_written_in_a_named_span_and_nothing_else():
     )
     hits = [Hit(june, 2.0), Hit(undated, 1.9), Hit(march, 1.0)]
 
-    lifted = dates.prefer(hits, dates.spans("what did Acme offer in March 2025?"), share=1.5)
+    lifted = cues.lift(hits, "what did Acme offer in March 2025?", date_share=1.5)
 
     assert [(h.memory_id, h.score) for h in lifted] == [(march, 2.5), (june, 2.0), (undated, 1.9)]
-    assert dates.prefer(hits, []) == hits
-    assert dates.prefer(hits, dates.spans("in March 2024")) == hits, "another year's March"
+    assert cues.lift(hits, "what did Acme offer?") == hits
+    assert cues.lift(hits, "what did Acme offer in March 2024?") == hits, "another year's March"
+    assert cues.lift(hits, "what did Acme offer in March 2025?", date_share=0) == hits
+
+
+@pytest.mark.django_db
+def test_it_lifts_the_facts_whose_subject_the_question_names():
+    tim, john, plain = _import(
+        ("Tim: I joined a book club last week.", "2025-03-12T10:00:00Z"),
+        ("John: I joined a basketball team last week.", "2025-03-13T10:00:00Z"),
+        ("A book club meets on Mondays.", "2025-03-14T10:00:00Z"),
+    )
+    hits = [Hit(plain, 2.0), Hit(john, 1.8), Hit(tim, 1.5)]
+
+    lifted = cues.lift(hits, "What did Tim join last week?", subject_share=1.0)
+
+    assert [(h.memory_id, h.score) for h in lifted] == [(tim, 2.5), (plain, 2.0), (john, 1.8)]
+    assert cues.lift(hits, "What did Tim join last week?", subject_share=0) == hits
+    assert cues.lift(hits, "Who joined a club?") == hits
 
 
 @pytest.mark.pgvector
@@ -102,3 +135,18 @@ def test_semantic_recall_puts_the_fact_written_then_first(mem0_mode):
     assert first("what did Acme's recruiter say about shipping in March?") == march
     assert first("what did Acme's recruiter say about shipping in June 2025?") == june
     assert first("what did Acme's recruiter say about shipping on 2 June, 2025?") == june
+
+
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_semantic_recall_puts_the_fact_about_whom_the_question_names_first(mem0_mode):
+    tim = services.remember(text="Tim: I adopted a kitten from the shelter last week.")
+    # About John, though it names Tim, and holding more of the question's words.
+    services.remember(text="John: Tim, I adopted a puppy from the Riverside shelter last week.")
+    for n in range(10):
+        services.remember(text=f"Ana: the shelter number {n} has dogs and rabbits.")
+
+    result = selectors.recall(query="What did Tim adopt from the Riverside shelter?", limit=3)
+
+    assert not result.fallback
+    assert result.results[0].id == tim.id
