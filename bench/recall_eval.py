@@ -273,6 +273,18 @@ def _methods(sources: dict) -> dict:
                 ),
                 (family, lift),
             )
+    # ... and the lexical half's share scaled by its best coverage up to ``covered`` (0: off).
+    for covered in (0.0, 0.5, 0.7, 0.85, 1.0):
+        methods[f"z 0.4 + 0.4*neighbour + cues 1.5/1.0, lexical share to coverage {covered}"] = (
+            ["dense", "coverage", "question"],
+            lambda ls, covered=covered: rm.with_cues(
+                rm.with_neighbours(ls[:2], beside, dense_share=0.4, share=0.4, covered=covered),
+                ls[2],
+                date_share=1.5,
+                subject_share=1.0,
+            ),
+            ("z + neighbour + cues + coverage-scaled lexical share", covered),
+        )
     return methods
 
 

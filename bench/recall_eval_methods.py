@@ -223,16 +223,22 @@ def write_neighbours() -> dict[int, list[int]]:
 
 
 def with_neighbours(
-    lists: Sequence[Ranked], beside: dict[int, list[int]], *, dense_share: float, share: float
+    lists: Sequence[Ranked],
+    beside: dict[int, list[int]],
+    *,
+    dense_share: float,
+    share: float,
+    covered: float = 0.0,
 ) -> Ranked:
-    """The shipped z fusion of (dense, lexical), then memory.semantic.search.with_context
-    with ``share``, over the neighbours of the best 30 (what search.search asks the ledger
-    for at the bench's limit of 10)."""
+    """The shipped z fusion of (dense, lexical) (``covered``: see search.fuse; 0, its default
+    here, is the fusion before it), then memory.semantic.search.with_context with ``share``,
+    over the neighbours of the best 30 (what search.search asks the ledger for at the bench's
+    limit of 10)."""
     from memory.keyword import Hit
     from memory.semantic import search
 
     dense, lexical = ([Hit(pk, s) for pk, s in ranked] for ranked in lists)
-    fused = search.fuse(dense, lexical, dense_share=dense_share)
+    fused = search.fuse(dense, lexical, dense_share=dense_share, covered=covered)
     near: dict[int, list[int]] = defaultdict(list)
     for hit in fused[:30]:
         for other in beside.get(hit.memory_id, []):

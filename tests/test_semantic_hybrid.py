@@ -65,7 +65,20 @@ def test_a_half_with_one_candidate_or_none_still_counts():
 
     assert [h.memory_id for h in search.fuse([], [Hit(9, 0.2)])] == [9]
     assert [h.memory_id for h in search.fuse(dense, [])] == [1, 2, 3]
-    assert [h.memory_id for h in search.fuse(dense, [Hit(3, 0.4)])] == [1, 3, 2]
+    assert [h.memory_id for h in search.fuse(dense, [Hit(3, 0.8)])] == [1, 3, 2]
+
+
+def test_the_lexical_half_counts_less_when_its_best_fact_covers_little_of_the_question():
+    dense = [Hit(1, 0.7), Hit(2, 0.5), Hit(3, 0.3)]
+    # Fact 3 holds most of the question's idf mass, or only a common word of it.
+    covering, common = [Hit(3, 0.9), Hit(4, 0.1)], [Hit(3, 0.15), Hit(4, 0.1)]
+
+    assert [h.memory_id for h in search.fuse(dense, covering)] == [3, 1, 2, 4]
+    assert [h.memory_id for h in search.fuse(dense, common)] == [1, 2, 3, 4]
+    assert [h.memory_id for h in search.fuse(dense, common, covered=0)] == [3, 1, 2, 4]
+    assert search.fuse(dense, common, covered=0) == search.fuse(
+        dense, [Hit(3, 0.9), Hit(4, 0.6)], covered=0
+    ), "without it, only the spread counts"
 
 
 def test_a_fact_gains_a_share_of_its_best_neighbours_score():

@@ -22,6 +22,10 @@ from memory.semantic.guard import guarded
 # put on its query's own scale: chosen by leave-one-conversation-out cross-validation on
 # LoCoMo's development split (bench/recall_eval.py, docs/semantic-index.md).
 DENSE_SHARE = 0.4
+# The lexical half counts fully once its best candidate holds this share of the question's idf
+# mass, and proportionally less below: a list whose best fact shares only a common word or two
+# with the question says little about which fact is meant. Chosen by the same cross-validation.
+COVERED = 0.7
 # The share of a neighbour's fused score a fact gains (its neighbours: the live facts written
 # just before and after it in its company). What is written together is often about one
 # thing, a question and its answer or one page's facts, and only one of them names it.
@@ -82,20 +86,31 @@ def _ordered(scores: dict[int, float]) -> list[Hit]:
     return [Hit(memory_id=pk, score=score) for pk, score in order]
 
 
-def fuse(dense: list[Hit], words: list[Hit], *, dense_share: float = DENSE_SHARE) -> list[Hit]:
+def fuse(
+    dense: list[Hit],
+    words: list[Hit],
+    *,
+    dense_share: float = DENSE_SHARE,
+    covered: float = COVERED,
+) -> list[Hit]:
     """``dense_share`` of the cosine's z-score plus the rest of the idf coverage's, each within
     the query's own candidates and counted from that half's lowest, which a fact the half
-    lacks gets: 0 is a fact neither half found, every candidate scores 0 or more.
+    lacks gets: 0 is a fact neither half found, every candidate scores 0 or more. The
+    coverage's share shrinks in proportion when the best coverage is below ``covered`` (0:
+    never).
 
     z-scores put both on one scale whatever the query: a cosine's level varies with the
     query's phrasing, coverage's spread with how many rare words it has.
     """
     by_dense, dense_floor = standardise(dense)
     by_words, words_floor = standardise(words)
+    words_share = 1 - dense_share
+    if covered and words:
+        words_share *= min(1.0, max(h.score for h in words) / covered)
     return _ordered(
         {
             pk: dense_share * (by_dense.get(pk, dense_floor) - dense_floor)
-            + (1 - dense_share) * (by_words.get(pk, words_floor) - words_floor)
+            + words_share * (by_words.get(pk, words_floor) - words_floor)
             for pk in by_dense.keys() | by_words.keys()
         }
     )
