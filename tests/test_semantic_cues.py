@@ -47,6 +47,10 @@ def test_it_reads_no_date_where_there_is_none(query):
     assert dates.spans(query) == []
 
 
+def test_it_reads_at_most_a_few_months_of_a_long_question():
+    assert len(dates.spans("on 1 March 2024, " * 120)) == dates.MAX_MONTHS
+
+
 def test_a_day_reaches_the_days_either_side_and_a_month_a_week_either_side():
     day, month, any_year = Span(2, 2023, 1), Span(3, 2025), Span(6)
 

@@ -4,11 +4,14 @@ recall lifts the facts written then (memory.semantic.cues)."""
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
+from itertools import islice
 
 # A day named is its own and the next and previous (time zones, "yesterday"); a month named
 # reaches a week either side (what happened late in March is told early in April).
 DAY_SLACK = timedelta(days=1)
 MONTH_SLACK = timedelta(days=7)
+# A question names a date or two; a 2,000-character list of them must not cost a scan each.
+MAX_MONTHS = 8
 
 _MONTHS = [
     "january", "february", "march", "april", "may", "june",
@@ -64,7 +67,7 @@ def spans(query: str) -> list[Span]:
     and an abbreviation never alone ("Mar" is too often a word)."""
     found = [Span(int(m[2]), int(m[1]), int(m[3])) for m in _ISO.finditer(query)]
     found = [span for span in found if _valid(span)]
-    for match in _MONTH.finditer(query):
+    for match in islice(_MONTH.finditer(query), MAX_MONTHS):
         name = match.group(1)
         key = name.lower()
         month = _MONTHS.index(key) + 1 if key in _MONTHS else _ABBREVIATIONS[key]
