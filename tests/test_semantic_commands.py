@@ -58,6 +58,29 @@ def test_it_is_idempotent(ledger, vector_database):
     assert set(index_vectors(vector_database, ledger).values()) == {1}
 
 
+def test_it_counts_a_fact_with_a_vector_per_sentence_as_indexed_once(ledger, vector_database):
+    long = services.remember(text="Acme pays well. The office is in Leeds. Interviews are fast.")
+
+    for args in (("reindex", "--json"), ("reindex", "--pending", "--json")):
+        report = json.loads(_run(*args)[0])
+        assert report["matches"], report
+        assert report["ledger_live"] == 152 == report["index_ledger_rows"]
+        assert report["index_rows"] == 155, "the whole text's vector and one per sentence"
+    assert index_vectors(vector_database, ledger)[long.id] == 4
+
+
+def test_it_exits_non_zero_when_a_fact_is_indexed_twice(ledger, vector_database):
+    from memory.semantic import client as clientmod
+    from memory.semantic import store
+
+    _run("reindex")
+    fact = Memory.objects.order_by("pk").last()
+    store.insert_rows(clientmod.get(), [fact], store.embed_texts(clientmod.get(), [fact.text]))
+
+    with pytest.raises(CommandError, match="index and ledger disagree"):
+        _run("reindex", "--pending")
+
+
 def test_it_shows_a_progress_bar_on_stderr(ledger):
     _, err = _run("reindex", "--batch-size", "50")
     assert "reindexing" in err and "151/151" in err

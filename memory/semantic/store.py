@@ -80,7 +80,8 @@ def insert_rows(
 def sentences(text: str) -> list[str]:
     """A fact's sentences (split after . ! or ?) when it has two or more, else []; a leading
     "label: " (a speaker, a company) stays on each, as it says whom the sentence is about."""
-    found = [s for s in _SENTENCE_END.split(text.strip()) if textmod.tokens(s)]
+    # Each once: a fact indexed twice is told apart by a repeated (fact, text) pair.
+    found = list(dict.fromkeys(s for s in _SENTENCE_END.split(text.strip()) if textmod.tokens(s)))
     if len(found) < 2:
         return []
     label = _LABEL.match(found[0])
@@ -94,6 +95,7 @@ def extract_and_add(client: Client, memory: Memory) -> list[str]:
     texts = extraction.extract(client, memory.text)
     if not texts:
         return []
+    texts = list(dict.fromkeys(texts))  # a statement said twice is one vector
     return _insert(client, embed_texts(client, texts), [payload(memory, t) for t in texts])
 
 
@@ -139,14 +141,17 @@ def delete_ledger_ids(
     _execute(client, query, ([str(i) for i in ledger_ids],), maintenance=maintenance)
 
 
-def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int]:
-    """(vector rows, distinct ledger rows) in the collection."""
+def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int, int]:
+    """(vector rows, distinct ledger rows, rows repeating another's ledger row and text)."""
+    # A fact has several vectors (a sentence each, or extracted statements), never two of one
+    # text: a repeat is a row indexed twice.
     client.store._ensure_collection()
-    query = sql.SQL("SELECT count(*), count(DISTINCT payload->>'ledger_id') FROM {}").format(
-        sql.Identifier(client.config.collection)
-    )
-    rows, ledger_rows = _execute(client, query, maintenance=maintenance)[0]
-    return int(rows), int(ledger_rows)
+    query = sql.SQL(
+        "SELECT count(*), count(DISTINCT payload->>'ledger_id'),"
+        " count(*) - count(DISTINCT (payload->>'ledger_id', payload->>'data')) FROM {}"
+    ).format(sql.Identifier(client.config.collection))
+    rows, ledger_rows, repeats = _execute(client, query, maintenance=maintenance)[0]
+    return int(rows), int(ledger_rows), int(repeats)
 
 
 def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> None:

@@ -59,7 +59,8 @@ class Command(KaraniCommand):
                 f"in {report.index_rows} vectors   pending: {report.pending_left}"
             )
         if not report.matches:
+            twice = f", {report.index_repeats} vectors twice" if report.index_repeats else ""
             raise CommandError(
-                f"index and ledger disagree: {report.index_rows} vectors for "
-                f"{report.ledger_live} live facts; run `karani reindex` (full)"
+                f"index and ledger disagree: {report.index_ledger_rows} facts indexed{twice} "
+                f"for {report.ledger_live} live facts; run `karani reindex` (full)"
             )
