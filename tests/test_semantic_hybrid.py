@@ -255,7 +255,12 @@ def test_it_recalls_a_fact_written_with_the_store_up_at_once_a_vector_per_senten
         "Fabrikam: Is it fine?",
     ]
     assert store.sentences("One sentence, however long it is.") == []
-    assert len(store.sentences("Word. " * 100)) == store.MAX_SENTENCES
-    assert rows == (4, 1), "the whole text and each of its three sentences"
+    assert len(store.sentences(" ".join(f"Word {n}." for n in range(100)))) == store.MAX_SENTENCES
+    assert store.sentences("Acme pays well. Acme pays well. Leeds office.") == [
+        "Acme pays well.",
+        "Leeds office.",
+    ]
+    assert store.sentences("Word. " * 100) == [], "one sentence, however often it is said"
+    assert rows == (4, 1, 0), "the whole text and each of its three sentences, none twice"
     assert dense[0].memory_id == fact.id and dense[0].score > 0.99
     assert [h.memory_id for h in dense] == [fact.id], "a fact counts once, at its best row"
