@@ -249,11 +249,11 @@ def with_neighbours(
 
 
 def with_cues(ranked: Ranked, query: str, **shares: float) -> Ranked:
-    """memory.semantic.cues.lift over pairs, at the shares given."""
+    """memory.semantic.search.with_cues over pairs, at the shares given."""
     from memory.keyword import Hit
-    from memory.semantic import cues
+    from memory.semantic import search
 
-    hits = cues.lift([Hit(pk, s) for pk, s in ranked], query, **shares)
+    hits = search.with_cues([Hit(pk, s) for pk, s in ranked], query, **shares)
     return [(h.memory_id, h.score) for h in hits]
 
 

@@ -9,7 +9,7 @@ from semantic_support import *  # noqa: F403  (fixtures)
 
 from memory import selectors, services
 from memory.keyword import Hit
-from memory.semantic import cues, dates
+from memory.semantic import cues, dates, search
 from memory.semantic.dates import Span
 
 
@@ -97,12 +97,14 @@ def test_it_lifts_the_facts_written_in_a_named_span_and_nothing_else():
     )
     hits = [Hit(june, 2.0), Hit(undated, 1.9), Hit(march, 1.0)]
 
-    lifted = cues.lift(hits, "what did Acme offer in March 2025?", date_share=1.5)
+    lifted = search.with_cues(hits, "what did Acme offer in March 2025?", date_share=1.5)
 
     assert [(h.memory_id, h.score) for h in lifted] == [(march, 2.5), (june, 2.0), (undated, 1.9)]
-    assert cues.lift(hits, "what did Acme offer?") == hits
-    assert cues.lift(hits, "what did Acme offer in March 2024?") == hits, "another year's March"
-    assert cues.lift(hits, "what did Acme offer in March 2025?", date_share=0) == hits
+    assert search.with_cues(hits, "what did Acme offer?") == hits
+    assert search.with_cues(hits, "what did Acme offer in March 2024?") == hits, (
+        "another year's March"
+    )
+    assert search.with_cues(hits, "what did Acme offer in March 2025?", date_share=0) == hits
 
 
 @pytest.mark.django_db
@@ -114,11 +116,11 @@ def test_it_lifts_the_facts_whose_subject_the_question_names():
     )
     hits = [Hit(plain, 2.0), Hit(john, 1.8), Hit(tim, 1.5)]
 
-    lifted = cues.lift(hits, "What did Tim join last week?", subject_share=1.0)
+    lifted = search.with_cues(hits, "What did Tim join last week?", subject_share=1.0)
 
     assert [(h.memory_id, h.score) for h in lifted] == [(tim, 2.5), (plain, 2.0), (john, 1.8)]
-    assert cues.lift(hits, "What did Tim join last week?", subject_share=0) == hits
-    assert cues.lift(hits, "Who joined a club?") == hits
+    assert search.with_cues(hits, "What did Tim join last week?", subject_share=0) == hits
+    assert search.with_cues(hits, "Who joined a club?") == hits
 
 
 @pytest.mark.pgvector

@@ -5,7 +5,6 @@ and those whose subject it names: the short label a fact opens with, a speaker o
 """
 
 import re
-from datetime import date, datetime
 
 from django.db.models.functions import Left
 from django.utils import timezone
@@ -32,31 +31,25 @@ def subject(text: str) -> set[str]:
     return set(textmod.tokens(label.group(0))) if label else set()
 
 
-def _local_date(moment: datetime) -> date:
-    return timezone.localtime(moment).date() if timezone.is_aware(moment) else moment.date()
-
-
-def lift(
+def gains(
     hits: list[Hit],
     query: str,
     *,
     date_share: float = DATE_SHARE,
     subject_share: float = SUBJECT_SHARE,
-) -> list[Hit]:
-    """``hits`` plus ``date_share`` for each fact written in a span the query names and
-    ``subject_share`` for each whose subject it names, best first (ties to the newer fact)."""
+) -> dict[int, float]:
+    """What each hit gains: ``date_share`` when written in a span the query names, plus
+    ``subject_share`` when the query names its subject. Nothing to gain, nothing read."""
     named, words = dates.spans(query), set(textmod.tokens(query))
     if not hits or not ((named and date_share) or (words and subject_share)):
-        return hits
+        return {}
     rows = Memory.all_objects.filter(pk__in=[h.memory_id for h in hits]).values_list(
         "pk", "created_at", Left("text", _HEAD_CHARS)
     )
-    gains: dict[int, float] = {}
+    found: dict[int, float] = {}
     for pk, created_at, head in rows:
-        when = _local_date(created_at)
-        gains[pk] = (date_share if any(span.holds(when) for span in named) else 0.0) + (
+        when = timezone.localtime(created_at).date()
+        found[pk] = (date_share if any(span.holds(when) for span in named) else 0.0) + (
             subject_share if subject(head) & words else 0.0
         )
-    scores = {h.memory_id: h.score + gains.get(h.memory_id, 0.0) for h in hits}
-    order = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
-    return [Hit(memory_id=pk, score=score) for pk, score in order]
+    return found

@@ -174,6 +174,13 @@ def with_context(
     return _ordered(lifted)
 
 
+def with_cues(hits: list[Hit], query: str, **shares: float) -> list[Hit]:
+    """Each fact's score plus what it gains from the date and subject ``query`` names
+    (memory.semantic.cues, at its shares unless given)."""
+    gained = cues.gains(hits, query, **shares)
+    return _ordered({h.memory_id: h.score + gained.get(h.memory_id, 0.0) for h in hits})
+
+
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Hybrid candidates, best first (more than ``limit``). Raises SemanticUnavailable."""
     depth = max(DEPTH, limit * _OVERFETCH + _EXTRA)
@@ -187,4 +194,4 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     head = [h.memory_id for h in fused[: limit * _OVERFETCH + _EXTRA]]
     lifted = with_context(fused, neighbours(head, company_key=company_key))
     # ``depth`` is still well over ``limit``: room for stale candidates, fewer rows to fetch.
-    return cues.lift(lifted, query)[:depth]
+    return with_cues(lifted, query)[:depth]
