@@ -80,6 +80,20 @@ def test_a_facts_subject_is_the_short_label_it_opens_with(text, words):
     assert cues.subject(text) == words
 
 
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("What did Caroline's friend say?", {"caroline"}),
+        ("What did the Acme recruiter say?", {"acme"}),
+        ("Did Melanie And Caroline meet?", {"melanie", "caroline"}),  # "And": a stopword
+        ("What did the staff engineer say?", set()),
+        ("Caroline, what did she say?", set()),
+    ],
+)
+def test_a_name_is_a_content_word_written_capitalised_past_the_first(query, named):
+    assert cues.names(query) == named
+
+
 def _import(*facts: tuple[str, str]) -> list[int]:
     records = [{"text": text, "company": "Acme", "created_at": when} for text, when in facts]
     report = services.import_facts(records=enumerate(records, start=1))
@@ -121,6 +135,12 @@ def test_it_lifts_the_facts_whose_subject_the_question_names():
     assert [(h.memory_id, h.score) for h in lifted] == [(tim, 2.5), (plain, 2.0), (john, 1.8)]
     assert search.with_cues(hits, "What did Tim join last week?", subject_share=0) == hits
     assert search.with_cues(hits, "Who joined a club?") == hits
+    assert search.with_cues(hits, "what did tim join last week?") == hits, (
+        "a name is written capitalised: a lower-case word may be any word of a label"
+    )
+    assert search.with_cues(hits, "Tim joined what last week?") == hits, (
+        "a question's first word is capitalised whatever it is"
+    )
 
 
 @pytest.mark.pgvector
@@ -156,3 +176,50 @@ def test_semantic_recall_puts_the_fact_about_whom_the_question_names_first(mem0_
 
     assert not result.fallback
     assert result.results[0].id == tim.id
+
+
+@pytest.mark.django_db
+def test_the_dense_half_is_asked_without_the_subjects_the_question_names():
+    caroline, melanie, plain = _import(
+        ("Caroline: I researched adoption agencies.", "2025-03-12T10:00:00Z"),
+        ("Melanie: I signed up for a pottery class.", "2025-03-13T10:00:00Z"),
+        ("Note: pottery classes fill up fast.", "2025-03-14T10:00:00Z"),
+    )
+    hits = [Hit(caroline, 1.0), Hit(melanie, 0.9), Hit(plain, 0.8)]
+
+    assert cues.about("What did Caroline research?", hits) == "What did research?"
+    assert cues.about("What is Caroline's plan with Melanie?", hits) == "What is plan with ?"
+    assert cues.about("What did Caroline research?", [Hit(plain, 1.0)]) == (
+        "What did Caroline research?"
+    ), "no candidate is about Caroline"
+    assert cues.about("What about Caroline and Melanie?", hits) == (
+        "What about Caroline and Melanie?"
+    ), "nothing left"
+    assert cues.about("Caroline: what did she research?", hits) == (
+        "Caroline: what did she research?"
+    ), "a question's first word is capitalised whatever it is"
+    assert cues.about("What did the note say?", hits) == "What did the note say?", "not a name"
+    assert cues.about("What did Caroline research?", []) == "What did Caroline research?"
+
+
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_semantic_recall_finds_what_was_asked_about_the_named_subject(mem0_mode):
+    store = services.remember(
+        text="Gina: I found a great spot downtown and signed the lease yesterday."
+    )
+    # Gina's small talk, full of names: what an embedding of "…Gina…" finds closest.
+    for line in [
+        "Hey Jon! Gina here, how are things going with you?",
+        "Jon, you are such a good friend to Gina.",
+        "Thanks Jon! Gina really appreciates it.",
+        "Ha, Jon, Gina agrees with you completely.",
+        "Jon, Gina wishes you luck!",
+        "Gina is so happy for you, Jon!",
+    ]:
+        services.remember(text=f"Gina: {line}")
+
+    result = selectors.recall(query="What did Gina do for her store?", limit=3)
+
+    assert not result.fallback
+    assert result.results[0].id == store.id

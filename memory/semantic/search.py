@@ -1,8 +1,9 @@
 """Semantic mode's ranking: the dense half (nearest vectors in the store, scoped in the store
-query) fused with the lexical half (memory.lexical, on the ledger, so a fact is found the
-moment its write commits), then each fact lifted by the facts written beside it in its
-company, and by being written when the question says or being about whom it names
-(memory.semantic.cues); docs/semantic-index.md has the design and the measurements.
+query, to the question without the names that are its candidates' subjects) fused with the
+lexical half (memory.lexical, on the ledger, so a fact is found the moment its write commits),
+then each fact lifted by the facts written beside it in its company, and by being written when
+the question says or being about whom it names (memory.semantic.cues); docs/semantic-index.md
+has the design and the measurements.
 """
 
 import math
@@ -181,11 +182,19 @@ def with_cues(hits: list[Hit], query: str, **shares: float) -> list[Hit]:
     return _ordered({h.memory_id: h.score + gained.get(h.memory_id, 0.0) for h in hits})
 
 
+def _embedding(text: str) -> Future:
+    return guarded(lambda client: _encoder.submit(embed_query, client, text))
+
+
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Hybrid candidates, best first (more than ``limit``). Raises SemanticUnavailable."""
     depth = max(DEPTH, limit * _OVERFETCH + _EXTRA)
-    embedding: Future = guarded(lambda client: _encoder.submit(embed_query, client, query))
+    # A question writing names waits for the lexical half: its candidates tell whether a name
+    # says whom the question is about, which the subject lift weighs, and the dense half then
+    # embeds only what is asked. Any other question is embedded while the lexical half runs.
+    early = None if cues.names(query) else _embedding(query)
     words = lexical.search(query=query, company_key=company_key, limit=depth)
+    embedding = early or _embedding(cues.about(query, words))
     dense = guarded(
         lambda client: nearest(client, embedding.result(), company_key=company_key, depth=depth)
     )
