@@ -136,6 +136,14 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
                 best[pk] = float(r.score)
         return list(best.items())
 
+    def dense_about(q, key):
+        # The dense half as search.search asks it: without the subjects the question names
+        # among the lexical half's candidates.
+        from memory import lexical
+        from memory.semantic import cues
+
+        return dense(cues.about(q, lexical.search(query=q, company_key=key, limit=depth)), key)
+
     def mem0_shipped(q, key):
         # mem0's own Memory.search: what semantic mode ranked with before the hybrid (the
         # vector query, with mem0's BM25 blend breaking ties among its candidates).
@@ -155,6 +163,7 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
         "mem0": mem0_shipped,
         "hybrid": hybrid_shipped,
         "dense": dense,
+        "dense_about": dense_about,
         "dense_boost": lambda q, key: rm.scope_boost(dense(q, key), company_of, key, 0.2),
         "bm25": lambda q, key: bm25(q, key, depth),
         "bm25s": lambda q, key: bm25_scope(q, key, depth),
@@ -285,6 +294,29 @@ def _methods(sources: dict) -> dict:
             ),
             ("z + neighbour + cues + coverage-scaled lexical share", covered),
         )
+    # ... and the dense half asked without the subjects the question names (cues.about), at
+    # several subject lifts and dense shares.
+    for knob, values in (
+        ("subject_share", (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)),
+        ("dense_share", (0.3, 0.4, 0.5, 0.6)),
+    ):
+        for value in values:
+            knobs = {"subject_share": 2.0, "dense_share": 0.4, knob: value}
+            methods[
+                f"z {knobs['dense_share']} + 0.4*neighbour + cues 1.5/{knobs['subject_share']}, "
+                "coverage 0.7, dense half without named subjects"
+            ] = (
+                ["dense_about", "coverage", "question"],
+                lambda ls, k=knobs: rm.with_cues(
+                    rm.with_neighbours(
+                        ls[:2], beside, dense_share=k["dense_share"], share=0.4, covered=0.7
+                    ),
+                    ls[2],
+                    date_share=1.5,
+                    subject_share=k["subject_share"],
+                ),
+                (f"dense without named subjects: {knob}", value),
+            )
     return methods
 
 

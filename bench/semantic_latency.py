@@ -14,7 +14,10 @@ Paths timed per query (ms): ``embed`` (query embedding alone: memory.semantic.en
 ``dense`` (embedding + the scoped vector query: search.nearest), ``lexical`` (idf coverage on
 the ledger's full-text index alone: memory.lexical, after recall counted the query's words),
 ``recall`` (selectors.recall in mem0 mode, end to end, timed first on each query: the hybrid,
-whose embedding runs beside the lexical query), and two baselines:
+whose embedding runs beside the lexical query), ``recall, names a subject`` (the same query
+asked as "What did the Backend Engineer say about …?": when the lexical half's candidates
+include facts labelled with that role, the dense half embeds the question again without it,
+memory.semantic.cues.about; ``stripped`` counts those queries), and two baselines:
 ``mem0 search (old)`` (mem0's ``Memory.search``: embedding + vector and full-text queries +
 BM25 blend, what semantic recall ranked with before the hybrid) and ``basic``
 (selectors.recall's keyword path). ``short`` counts scoped queries whose dense half returned
@@ -149,10 +152,11 @@ def main() -> None:
 
     from memory import lexical, selectors
     from memory.models import Memory
-    from memory.semantic import encoder, search
+    from memory.semantic import cues, encoder, search
     from memory.semantic.guard import guarded
 
     queries = [(q.query, q.company) for q in ledgergen.queries(args.queries)]
+    roles = [ledgergen.ROLES[n % len(ledgergen.ROLES)].title() for n in range(len(queries))]
     rows = []
     for size in sizes:
         _grow_ledger(size)
@@ -162,12 +166,21 @@ def main() -> None:
         for q, company in queries[:20]:  # warm: model, pool, caches
             selectors.recall(query=q, company=company, limit=K)
         load_before = os.getloadavg()[0]
-        names = ("embed", "dense", "lexical", "recall", "mem0 search (old)", "basic")
+        names = (
+            "embed",
+            "dense",
+            "lexical",
+            "recall",
+            "mem0 search (old)",
+            "basic",
+            "recall, names a subject",
+        )
         timings: dict[str, list[float]] = {name: [] for name in names}
-        short = scoped = 0
+        short = scoped = stripped = 0
         depth = K * search._OVERFETCH + search._EXTRA
-        for q, company in queries:
+        for (q, company), role in zip(queries, roles, strict=True):
             key = company.casefold() if company else None
+            named = f"What did the {role} say about {q}?"
             # Recall first, so it counts the query's words no earlier query counted, as a
             # worker does; the lexical half alone then runs with them counted.
             t0 = time.perf_counter()
@@ -185,8 +198,12 @@ def main() -> None:
             selectors.recall(query=q, company=company, limit=K)
             settings.KARANI_MEMORY = "mem0"
             t6 = time.perf_counter()
-            assert not result.fallback, "the index fell back during the bench"
-            spans = (t2 - t1, t3 - t1, t4 - t3, t1 - t0, t5 - t4, t6 - t5)
+            named_result = selectors.recall(query=named, company=company, limit=K)
+            t7 = time.perf_counter()
+            assert not (result.fallback or named_result.fallback), "the index fell back"
+            words = lexical.search(query=named, company_key=key, limit=depth)
+            stripped += cues.about(named, words) != named
+            spans = (t2 - t1, t3 - t1, t4 - t3, t1 - t0, t5 - t4, t6 - t5, t7 - t6)
             for name, ms in zip(timings, spans, strict=True):
                 timings[name].append(ms * 1000)
             if key is not None:
@@ -205,7 +222,8 @@ def main() -> None:
                 ]
             )
         print(
-            f"{size:,}: {short}/{scoped} scoped queries returned < {K} hits "
+            f"{size:,}: {short}/{scoped} scoped queries returned < {K} hits; "
+            f"{stripped}/{len(queries)} naming a subject were embedded again without it "
             f"(last scope holds {live_in_last_scope}); plan: {plan}; load average (1 min) "
             f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after the timed queries",
             file=sys.stderr,
