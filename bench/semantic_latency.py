@@ -15,9 +15,9 @@ Paths timed per query (ms): ``embed`` (query embedding alone: memory.semantic.en
 the ledger's full-text index alone: memory.lexical, after recall counted the query's words),
 ``recall`` (selectors.recall in mem0 mode, end to end, timed first on each query: the hybrid,
 whose embedding runs beside the lexical query), ``recall, names a subject`` (the same query
-asked as "What did the Backend Engineer say about …?": when the lexical half's candidates
-include facts labelled with that role, the dense half embeds the question again without it,
-memory.semantic.cues.about; ``stripped`` counts those queries), and two baselines:
+asked as "What did the Backend Engineer say about …?": it writes names, so it is embedded
+after the lexical half, without the role when the lexical candidates include facts labelled
+with it, memory.semantic.cues.about; ``stripped`` counts those), and two baselines:
 ``mem0 search (old)`` (mem0's ``Memory.search``: embedding + vector and full-text queries +
 BM25 blend, what semantic recall ranked with before the hybrid) and ``basic``
 (selectors.recall's keyword path). ``short`` counts scoped queries whose dense half returned
@@ -223,7 +223,7 @@ def main() -> None:
             )
         print(
             f"{size:,}: {short}/{scoped} scoped queries returned < {K} hits; "
-            f"{stripped}/{len(queries)} naming a subject were embedded again without it "
+            f"{stripped}/{len(queries)} naming a subject were embedded without it "
             f"(last scope holds {live_in_last_scope}); plan: {plan}; load average (1 min) "
             f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after the timed queries",
             file=sys.stderr,
