@@ -35,8 +35,8 @@ def subject(text: str) -> set[str]:
 
 
 def names(query: str) -> set[str]:
-    """The content words ``query`` writes capitalised past its first word: the names it
-    names ("Caroline", "Acme"), not "staff" or "Where"."""
+    """The content words ``query`` writes capitalised past its first word, its names:
+    "Caroline", "Acme", not "staff" or "Where"."""
     found = {
         textmod.words(m.group(0))[0]
         for m in _WORD.finditer(query)
