@@ -12,7 +12,9 @@ and forgets. Two rounds run per backend, on the same ledger:
 - ``baseline``: no faults, the reference for latency and for the answer counts;
 - ``faults``: on PostgreSQL a killer ends a random client backend of the ledger
   (``pg_terminate_backend``) every ``--kill-every`` seconds; on SQLite, which has no server
-  backends, it SIGKILLs a random gunicorn worker instead (a crash mid-transaction).
+  backends, it SIGKILLs a random gunicorn worker instead (a crash mid-transaction). The
+  clients go on past ``--ops`` until ``--min-faults`` faults have landed, so a fast machine
+  cannot finish the round between two faults.
 
 Afterwards the ledger is read directly and checked against every answer the clients got:
 duplicates (two live rows of one fact), lost acknowledged writes (a 2xx whose row, deletion,
@@ -22,6 +24,7 @@ fact still live), 500s and "database is locked" (answers and gunicorn's log).
 
 import argparse
 import http.client
+import itertools
 import json
 import os
 import random
@@ -83,10 +86,15 @@ def _call(port: int, token: str, method: str, path: str, body: dict | None) -> t
         return response.status, {"raw": raw[:200].decode(errors="replace")}
 
 
-def client(n: int, ops: int, port: int, token: str, tally: Tally, seed: int) -> None:
+def client(
+    n: int, ops: int, port: int, token: str, tally: Tally, seed: int, enough: threading.Event
+) -> None:
+    """``ops`` requests, and more until ``enough`` is set (the faults round's faults landed)."""
     rnd = random.Random(seed)
     mine: list[int] = []
-    for j in range(ops):
+    for j in itertools.count():
+        if j >= ops and enough.is_set():
+            break
         roll = rnd.random()
         with tally.lock:
             shared_ids = [i for i, t in tally.remembered.items() if t in SHARED_TEXTS]
@@ -257,15 +265,27 @@ def _workers(master: int) -> list[int]:
     return pids
 
 
-def killer(backend: str, url: str, master: int, every: float, done: threading.Event) -> int:
-    """End one random backend (PostgreSQL) or gunicorn worker (SQLite) per ``every`` s."""
-    kills = 0
+def killer(
+    backend: str,
+    url: str,
+    master: int,
+    every: float,
+    done: threading.Event,
+    enough: threading.Event,
+    min_faults: int,
+) -> int:
+    """End one random backend (PostgreSQL) or gunicorn worker (SQLite) per ``every`` s; set
+    ``enough`` once ``min_faults`` have landed (or as many tries found nothing to end)."""
+    kills = tries = 0
     rnd = random.Random(7)
     if backend == "postgres":
         import psycopg
 
         admin = psycopg.connect(url, autocommit=True)
     while not done.wait(every):
+        tries += 1
+        if kills >= min_faults or tries >= 4 * min_faults:
+            enough.set()
         if backend == "postgres":
             pids = admin.execute(
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
@@ -305,17 +325,23 @@ def run_round(
     backend: str, url: str, port: int, master: int, args, token: str, seed: int, faults: bool
 ):
     tally = Tally()
-    done = threading.Event()
+    done, enough = threading.Event(), threading.Event()
     kills: list[int] = []
     fault_thread = None
     every = args.kill_every if backend == "postgres" else args.worker_kill_every
     if faults:
         fault_thread = threading.Thread(
-            target=lambda: kills.append(killer(backend, url, master, every, done))
+            target=lambda: kills.append(
+                killer(backend, url, master, every, done, enough, args.min_faults)
+            )
         )
         fault_thread.start()
+    else:
+        enough.set()
     threads = [
-        threading.Thread(target=client, args=(n, args.ops, port, token, tally, seed * 100 + n))
+        threading.Thread(
+            target=client, args=(n, args.ops, port, token, tally, seed * 100 + n, enough)
+        )
         for n in range(args.clients)
     ]
     started = time.perf_counter()
@@ -344,6 +370,9 @@ def main() -> None:
         type=float,
         default=3.0,
         help="seconds between worker kills (SQLite); a new worker needs a second or two to boot",
+    )
+    parser.add_argument(
+        "--min-faults", type=int, default=3, help="faults a faults round lasts for at least"
     )
     args = parser.parse_args()
     load = os.getloadavg()

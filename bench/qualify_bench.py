@@ -18,9 +18,10 @@ category, top-k capped at 10), pick the few-shot examples, build the messages.
   above; for memory-arm postings it is paired with "with memory" (holdout 0, the path as it
   was before the holdout existed) to give the holdout's own cost. Goal: <= 1 ms p95.
 
-The ledger lives in this bench's own database (``karani_qualify_bench``, or an SQLite file
-in the temp dir) and is loaded once through ``memory.services.import_facts`` in batches
-(the service's own validation, dedupe and keyword index), then kept for the next run:
+The ledger lives in this bench's own database, one per size, since a ledger is only ever
+grown (``karani_qualify_bench_<size>``, or an SQLite file in the temp dir). It is loaded once
+through ``memory.services.import_facts`` in batches (the service's own validation, dedupe
+and keyword index), then kept for the next run:
 deterministic generated facts, 1 in 3 global, the rest over 3,000 companies. Postings target
 those companies; ``--history`` past verdicts with outcomes feed the few-shot choice. The
 postings and history are written in one transaction that is rolled back at the end.
@@ -100,19 +101,19 @@ def _facts(n: int):
         )
 
 
-def setup(backend: str) -> None:
+def setup(backend: str, size: int) -> None:
     sys.path.insert(0, str(ROOT))
     if backend == "postgres":
         import psycopg
 
+        name = f"{PG_DB}_{size}"
         with psycopg.connect(f"{PG_BASE}/postgres", autocommit=True) as conn:
-            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [PG_DB]).fetchone():
-                conn.execute(f'CREATE DATABASE "{PG_DB}"')
-        os.environ["DATABASE_URL"] = f"{PG_BASE}/{PG_DB}"
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+                conn.execute(f'CREATE DATABASE "{name}"')
+        os.environ["DATABASE_URL"] = f"{PG_BASE}/{name}"
     else:
-        os.environ["DATABASE_URL"] = (
-            f"sqlite:///{Path(tempfile.gettempdir()) / 'karani-qualify-bench.sqlite3'}"
-        )
+        path = Path(tempfile.gettempdir()) / f"karani-qualify-bench-{size}.sqlite3"
+        os.environ["DATABASE_URL"] = f"sqlite:///{path}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     os.environ["KARANI_MEMORY"] = "basic"
     import django
@@ -302,7 +303,7 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=2000, help="past verdicts")
     args = parser.parse_args()
 
-    setup(args.backend)
+    setup(args.backend, args.size)
     print(f"ledger: {args.size:,} facts ({args.backend}) ...", flush=True)
     live = grow_to(args.size)
 
