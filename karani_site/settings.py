@@ -284,6 +284,8 @@ KARANI_LLM_API_KEY = _env("KARANI_LLM_API_KEY")
 KARANI_LLM_TIMEOUT = _env_number("KARANI_LLM_TIMEOUT", 30.0, low=1, high=300)
 # Sizes mem0's extraction prompt when the endpoint's /v1/models does not report its context.
 KARANI_LLM_CONTEXT = _env_number("KARANI_LLM_CONTEXT", 4096, low=512)
+# Off: mem0 mode indexes every fact as written, even with an LLM configured for qualify.
+KARANI_MEMORY_EXTRACTION = _env_bool("KARANI_MEMORY_EXTRACTION", True)
 
 # The semantic index's own database, never DATABASE_URL: the disposable index may stay local.
 KARANI_VECTOR_DSN = _env("KARANI_VECTOR_DSN")

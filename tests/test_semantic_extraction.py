@@ -128,6 +128,28 @@ def test_it_indexes_the_statements_the_llm_extracts(llm, vector_database, mem0_m
     assert result.results[0].text == fact.memory.text  # recall answers with the ledger's words
 
 
+def test_it_indexes_verbatim_with_extraction_off_though_an_llm_is_configured(
+    llm, settings, vector_database, mem0_mode
+):
+    # The same endpoint serves qualify; KARANI_MEMORY_EXTRACTION=off keeps it out of the index.
+    settings.KARANI_MEMORY_EXTRACTION = False
+    llm.reply("Umbrella Corp pays in USD")
+    fact = services.remember(
+        text="Said no to Northwind Robotics because they wanted a move to Austin",
+        company="Northwind Robotics",
+    )
+
+    assert llm.chats == []
+    assert indexed_texts(vector_database, mem0_mode, fact.id) == [fact.memory.text]
+    assert Memory.objects.get(pk=fact.id).indexed_at is not None
+
+    # Back on, the next write asks the model again: the switch is read per client.
+    settings.KARANI_MEMORY_EXTRACTION = True
+    other = services.remember(text="Umbrella Corp pays its contractors in US dollars")
+    assert len(llm.chats) == 1
+    assert indexed_texts(vector_database, mem0_mode, other.id) == ["Umbrella Corp pays in USD"]
+
+
 def test_it_indexes_verbatim_at_once_when_the_llm_is_down(mem0_mode, settings, caplog):
     settings.KARANI_LLM_BASE_URL = f"http://127.0.0.1:{closed_port()}/v1"
     extraction.outage.reset()

@@ -118,6 +118,11 @@ def test_it_refuses_a_prepare_switch_it_cannot_read(tmp_path):
     assert loaded == {"error": "KARANI_DB_PREPARE='sometimes' is not valid; use true or false"}
 
 
+def test_it_refuses_an_extraction_switch_it_cannot_read(tmp_path):
+    loaded = load_settings(tmp_path, KARANI_MEMORY_EXTRACTION="maybe")
+    assert loaded == {"error": "KARANI_MEMORY_EXTRACTION='maybe' is not valid; use true or false"}
+
+
 @pytest.mark.parametrize("url", ["bogus://x", "postgresql://h:notaport/db"])
 def test_it_refuses_an_unusable_database_url(tmp_path, url):
     error = load_settings(tmp_path, DATABASE_URL=url)["error"]

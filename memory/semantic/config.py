@@ -40,6 +40,7 @@ class SemanticConfig:
     llm_api_key: str
     llm_timeout: float
     llm_context: int  # tokens, when the endpoint does not report its own (extraction.budget)
+    extraction: bool  # KARANI_MEMORY_EXTRACTION
     timeout: float
     cooldown: float
     data_dir: Path
@@ -50,8 +51,9 @@ class SemanticConfig:
 
     @property
     def infer(self) -> bool:
-        """Extraction on writes (memory.semantic.extraction) only when an LLM is configured."""
-        return bool(self.llm_base_url)
+        """Extraction on writes (memory.semantic.extraction): when it is on and an LLM is
+        configured."""
+        return self.extraction and bool(self.llm_base_url)
 
     @property
     def mem0_dir(self) -> Path:
@@ -68,6 +70,7 @@ class SemanticConfig:
             self.llm_base_url,
             self.llm_model,
             self.llm_context,
+            self.extraction,
         )
 
 
@@ -103,6 +106,7 @@ def load() -> SemanticConfig:
         llm_api_key=settings.KARANI_LLM_API_KEY or "local",
         llm_timeout=float(settings.KARANI_LLM_TIMEOUT),
         llm_context=int(settings.KARANI_LLM_CONTEXT),
+        extraction=settings.KARANI_MEMORY_EXTRACTION,
         timeout=float(settings.KARANI_VECTOR_TIMEOUT),
         cooldown=float(settings.KARANI_VECTOR_COOLDOWN),
         data_dir=Path(settings.DATA_DIR),
