@@ -5,6 +5,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -62,6 +63,8 @@ class PostingAdmin(SoftDeleteAdmin):
     list_filter = (StatusFilter, "remote")
     search_fields = ("title", "company__name", "role_category")
     autocomplete_fields = ("company",)
+    # A URL typed without a scheme is a web page: https, as Django 6 will assume.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(Profile)

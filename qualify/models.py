@@ -8,8 +8,20 @@ from django.utils import timezone
 from memory.softdelete import LiveManager, SoftDeleteQuerySet
 from memory.softdelete import SoftDeleteModel as BaseSoftDeleteModel
 from memory.text import collapse, company_key
+from qualify.credentials import check_model
 
 MAX_FACTS_PER_DECISION = 10
+# A posting's free-text fields: none may hold a credential (qualify.credentials).
+POSTING_TEXT_FIELDS = (
+    "title",
+    "role_category",
+    "location",
+    "salary",
+    "description",
+    "url",
+    "source",
+    "dealbreakers",
+)
 
 
 class Verdict(models.TextChoices):
@@ -89,6 +101,9 @@ class Company(SoftDeleteModel):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        check_model(self, ("name",))
+
     def save(self, *args, **kwargs) -> None:
         self.name = collapse(self.name)
         self.name_key = company_key(self.name)
@@ -125,6 +140,9 @@ class Posting(SoftDeleteModel):
     def __str__(self) -> str:
         return f"{self.title} at {self.company}"
 
+    def clean(self) -> None:
+        check_model(self, POSTING_TEXT_FIELDS)
+
 
 class Profile(SoftDeleteModel):
     """The candidate. The newest live profile is the one qualify judges against."""
@@ -146,6 +164,9 @@ class Profile(SoftDeleteModel):
 
     def __str__(self) -> str:
         return self.summary if len(self.summary) <= 60 else self.summary[:57] + "..."
+
+    def clean(self) -> None:
+        check_model(self, ("summary", "preferences", "dealbreakers"))
 
     def save(self, *args, **kwargs) -> None:
         self.updated_at = timezone.now()

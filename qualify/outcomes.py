@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from memory import services as memory
+from qualify.credentials import refusal
 from qualify.errors import QualifyError
 from qualify.models import Outcome, Posting, Qualification, Stage
 
@@ -51,6 +52,8 @@ def record_outcome(
     note = " ".join((note or "").split())
     if len(note) > MAX_NOTE_CHARS:
         raise QualifyError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    if refused := refusal("note", note):
+        raise QualifyError(refused)
     if occurred_at is not None and occurred_at > timezone.now():
         raise QualifyError("an outcome cannot be in the future")
     posting = Posting.objects.select_related("company").filter(pk=posting_id).first()

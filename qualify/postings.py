@@ -12,6 +12,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
+from qualify.credentials import first_refusal
 from qualify.errors import QualifyError
 from qualify.models import Remote
 
@@ -146,4 +147,7 @@ def clean(record: Any) -> dict[str, Any]:
         except ValidationError:
             raise PostingRowError(f"url {fields['url']!r} is not an http(s) URL") from None
     fields["dealbreakers"] = _dealbreakers(record.get("dealbreakers"))
+    refused = first_refusal(fields)
+    if refused:
+        raise PostingRowError(refused)
     return fields

@@ -19,6 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from qualify import agent, context, llm, prompts, stats, verdict
+from qualify.credentials import withheld_error
 from qualify.errors import QualifyError
 from qualify.funnel import MIN_SAMPLE
 from qualify.models import Outcome, Posting, Profile, Qualification, ReplayAnswer, ReplayRun
@@ -144,6 +145,7 @@ def run(
         if isinstance(asked, BaseException):
             raise asked
         criteria, error, tool_facts, tool_errors, waited_ms = asked
+        shown = withheld_error(error)
         decision = verdict.decide(criteria) if criteria is not None else None
         memory_error = prepared.memory_error or (tool_errors[0] if tool_errors else "")
         answer = ReplayAnswer.objects.create(
@@ -155,8 +157,8 @@ def run(
             criteria=criteria or {},
             progressed=case.progressed,
             fact_ids=[f.id for f in (prepared.facts or tool_facts)],
-            memory_error=memory_error[:300],
-            error=error[:500],
+            memory_error=withheld_error(memory_error)[:300],
+            error=shown[:500],
             latency_ms=round(waited_ms),
         )
         summary.memory_unavailable += bool(memory_error)
@@ -167,7 +169,7 @@ def run(
         room = min(IN_FLIGHT if quick else 1, MAX_FAILURES - failures_in_a_row)
         if failures_in_a_row >= MAX_FAILURES:
             summary.stopped = (
-                f"stopped after {failures_in_a_row} endpoint failures in a row ({error}); "
+                f"stopped after {failures_in_a_row} endpoint failures in a row ({shown}); "
                 "run `replay` again to resume"
             )
         if on_answer:

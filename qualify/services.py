@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from memory import services as memory
 from memory.text import company_key
 from qualify import agent, context, llm, verdict, verdict_fact
+from qualify.credentials import first_refusal, withheld_error
 from qualify.errors import QualifyError
 from qualify.models import Company, DecisionFact, Mode, Posting, Profile, Qualification
 from qualify.outcomes import Recorded, record_outcome, remember_after
@@ -88,6 +89,11 @@ def set_profile(
         profile.preferences = preferences.strip()
     if dealbreakers is not None:
         profile.dealbreakers = [" ".join(d.split()) for d in dealbreakers if d.strip()]
+    refused = first_refusal(
+        {n: getattr(profile, n) for n in ("summary", "preferences", "dealbreakers")}
+    )
+    if refused:
+        raise QualifyError(refused)
     profile.save()
     return profile
 
@@ -132,7 +138,7 @@ def qualify_posting(
                 fact_count=len(facts),
                 model_name=client.config.model[:200],
                 latency_ms=round(client.elapsed_ms),
-                error=asked.error[:500],
+                error=withheld_error(asked.error)[:500],
             )
             DecisionFact.objects.bulk_create(
                 DecisionFact(qualification=q, memory_id=memory_id)

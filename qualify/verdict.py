@@ -7,6 +7,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from qualify.credentials import withheld
 from qualify.models import Verdict
 
 TRISTATE = {"type": "string", "enum": ["yes", "no", "unknown"]}
@@ -57,7 +58,8 @@ def parse(content: str | None) -> dict[str, Any]:
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the object"
         raise InvalidOutput(f"schema violation at {where}: {error.message}"[:300])
-    return data
+    # The model's words are stored with the verdict: none may carry a credential.
+    return withheld(data)
 
 
 @dataclass(frozen=True)

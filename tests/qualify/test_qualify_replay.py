@@ -12,11 +12,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from qualify_fakes import criteria, make_posting, memory_block, memory_sensitive, run_qualify
+from qualify_fakes import Raw, criteria, make_posting, memory_block, memory_sensitive, run_qualify
 
 from memory import selectors
 from memory.models import Memory
 from qualify import llm, prompts, replay, services, stats
+from qualify.credentials import WITHHELD
 from qualify.models import DecisionFact, Outcome, Qualification, ReplayAnswer, ReplayRun
 
 pytestmark = pytest.mark.django_db
@@ -255,3 +256,23 @@ def test_it_prints_a_table_and_the_disagreements(history):
     assert "replay run" in text and "precision" in text and "recall" in text
     assert "10 postings where the versions disagree" in text
     assert "not enough data yet" in text
+
+
+@pytest.mark.parametrize("where", ["reasons", "error"])
+def test_it_stores_no_credential_the_model_wrote(history, fake_llm, where):
+    key = "AKIAZ3MHXQ7RN4VPL2KD"
+    if where == "reasons":
+        fake_llm.responder = lambda body: criteria(reasons=f"key {key}")
+    else:  # the schema violation quotes the value
+        fake_llm.responder = lambda body: Raw(json.dumps(criteria(remote_ok=key)))
+
+    _replay()
+
+    answers = list(ReplayAnswer.objects.values())
+    assert answers and key not in json.dumps(answers, default=str)
+    if where == "reasons":
+        assert {a["criteria"]["reasons"] for a in answers} == {WITHHELD}
+    else:
+        assert {a["error"] for a in answers} == {
+            f"invalid model output after one retry: {WITHHELD}"
+        }

@@ -1,0 +1,63 @@
+"""No field qualify stores holds a credential (docs/security.md). What people give it (postings,
+the profile, outcome notes) is refused with one line; what the model or a failure wrote (its
+reasons, an error message) is withheld instead, since the event itself must still be recorded.
+"""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from memory.credentials import find_secrets
+
+WITHHELD = "[withheld: it looked like a credential]"
+
+
+def refusal(name: str, value: Any) -> str | None:
+    """The one-line refusal when ``value`` (a text, or a list of texts) looks like it holds a
+    credential, naming the field and the kind found, never the value; None when it does not."""
+    texts = value if isinstance(value, list) else [value]
+    kinds = sorted({kind for text in texts if isinstance(text, str) for kind in find_secrets(text)})
+    if not kinds:
+        return None
+    return (
+        f"refused: {name} looks like it contains a credential ({', '.join(kinds)}); "
+        "nothing was stored"
+    )
+
+
+def first_refusal(fields: dict[str, Any]) -> str | None:
+    """The refusal of the first of ``fields`` (name: value) that holds a credential."""
+    return next(filter(None, (refusal(name, value) for name, value in fields.items())), None)
+
+
+def withheld(value: Any) -> Any:
+    """``value`` with each text in it that looks like it holds a credential replaced by
+    WITHHELD (lists and dicts walked)."""
+    if isinstance(value, str):
+        return WITHHELD if find_secrets(value) else value
+    if isinstance(value, list):
+        return [withheld(v) for v in value]
+    if isinstance(value, dict):
+        return {k: withheld(v) for k, v in value.items()}
+    return value
+
+
+def withheld_error(text: str) -> str:
+    """An error message as stored: whole, or when it holds a credential, its first clause (what
+    failed, in karani's words, which ``llm.endpoint_failed`` reads) and WITHHELD."""
+    if not find_secrets(text):
+        return text
+    head = text.split(":", 1)[0]
+    return f"{head}: {WITHHELD}" if head != text and not find_secrets(head) else WITHHELD
+
+
+def check_model(instance: models.Model, names: tuple[str, ...]) -> None:
+    """Model.clean for the admin's forms: a ValidationError on each field holding a credential."""
+    errors = {
+        name: message
+        for name in names
+        if (message := refusal(name, getattr(instance, name))) is not None
+    }
+    if errors:
+        raise ValidationError(errors)
