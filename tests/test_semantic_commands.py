@@ -144,6 +144,22 @@ def test_doctor_is_happy_when_every_layer_answers(ledger):
     assert "mode mem0 · ok" in text
 
 
+def test_doctor_does_not_ask_the_llm_when_extraction_is_off(ledger, settings):
+    _run("reindex")
+    # An endpoint that refuses every connection: asked, the llm check would fail.
+    settings.KARANI_LLM_BASE_URL = f"http://127.0.0.1:{closed_port()}/v1"
+    settings.KARANI_MEMORY_EXTRACTION = False
+    report = json.loads(_run("doctor", "--json")[0])
+
+    (llm,) = [c for c in report["checks"] if c["name"] == "llm"]
+    assert llm["ok"] is True and "KARANI_MEMORY_EXTRACTION=off" in llm["detail"]
+    assert report["settings"]["KARANI_MEMORY_EXTRACTION"] == "off"
+
+    settings.KARANI_MEMORY_EXTRACTION = True
+    with pytest.raises(CommandError, match="degraded: llm"):
+        _run("doctor")
+
+
 def test_doctor_exits_non_zero_with_pending_rows(ledger):
     with pytest.raises(CommandError, match="degraded: pending, index vs ledger"):
         _run("doctor")

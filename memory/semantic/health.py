@@ -108,6 +108,9 @@ def _llm(report: Report, cfg: cfgmod.SemanticConfig) -> None:
     if not cfg.llm_base_url:
         report.add("llm", True, "not configured: writes go in verbatim (infer=False)")
         return
+    if not cfg.infer:
+        report.add("llm", True, "KARANI_MEMORY_EXTRACTION=off: writes go in verbatim")
+        return
     url = cfg.llm_base_url.rstrip("/") + "/models"
     try:
         with urllib.request.urlopen(url, timeout=max(cfg.timeout, 2)) as response:
@@ -155,6 +158,7 @@ def settings_summary() -> dict[str, str]:
         "KARANI_VECTOR_COLLECTION": settings.KARANI_VECTOR_COLLECTION,
         "KARANI_EMBEDDER": settings.KARANI_EMBEDDER or "(bundled)",
         "KARANI_LLM_BASE_URL": settings.KARANI_LLM_BASE_URL or "(unset)",
+        "KARANI_MEMORY_EXTRACTION": "on" if settings.KARANI_MEMORY_EXTRACTION else "off",
     }
 
 
