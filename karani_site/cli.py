@@ -52,10 +52,10 @@ def run(argv: list[str], *, karani_help: bool = False) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
-    from django.core.management import ManagementUtility, get_commands
+    from django.core.management import BaseCommand, ManagementUtility, get_commands
 
     class Utility(ManagementUtility):
-        def fetch_command(self, subcommand: str):  # type: ignore[no-untyped-def]
+        def fetch_command(self, subcommand: str) -> BaseCommand:
             # Django prints two lines for an unknown command; karani's contract is one. With
             # broken settings, Django's own path re-raises the configuration error instead.
             if settings.configured and subcommand not in get_commands():

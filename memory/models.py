@@ -5,7 +5,8 @@ Text, kind and company never change in place. A duplicate write touches ``last_s
 it; nothing ever issues a SQL DELETE on a fact.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
 
 from django.db import models
 from django.db.models import Q
@@ -37,16 +38,16 @@ class MemoryQuerySet(SoftDeleteQuerySet):
             return self
         return self.filter(Q(company_key=company_key) | Q(company_key__isnull=True))
 
-    def delete(self):  # type: ignore[override]
+    def delete(self) -> NoReturn:  # type: ignore[override]
         raise TypeError("facts are never hard-deleted; use memory.services.forget()")
 
-    def bulk_create(self, objs, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def bulk_create(self, objs: Iterable["Memory"], *args: Any, **kwargs: Any) -> list["Memory"]:
         objs = list(objs)
         for obj in objs:
             obj.fill_terms()
         return super().bulk_create(objs, *args, **kwargs)
 
-    def update(self, **kwargs):  # type: ignore[no-untyped-def]
+    def update(self, **kwargs: Any) -> int:
         frozen = sorted(set(kwargs) & set(FROZEN_FIELDS))
         if frozen:
             raise TypeError(
@@ -165,7 +166,7 @@ class Memory(SoftDeleteModel):
         if not self.terms:
             self.terms = " ".join(textmod.tokens(self.text))
 
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self._state.adding:
             self.fill_terms()
         loaded = getattr(self, "_as_loaded", None)
@@ -177,11 +178,11 @@ class Memory(SoftDeleteModel):
                 )
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # type: ignore[override]
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:  # type: ignore[override]
         raise TypeError("facts are never hard-deleted; use memory.services.forget()")
 
     @classmethod
-    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
+    def from_db(cls, db: str | None, field_names: Sequence[str], values: Sequence[Any]) -> "Memory":
         instance = super().from_db(db, field_names, values)
         instance.mark_stored(field_names)
         return instance

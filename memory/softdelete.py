@@ -1,5 +1,7 @@
 """Soft deletes for every ledger table: ``objects`` sees live rows, ``all_objects`` all rows."""
 
+from typing import Any, NoReturn
+
 from django.db import models
 
 
@@ -10,7 +12,7 @@ class SoftDeleteQuerySet(models.QuerySet):
     def deleted(self) -> "SoftDeleteQuerySet":
         return self.filter(deleted_at__isnull=False)
 
-    def delete(self):  # type: ignore[override]
+    def delete(self) -> NoReturn:  # type: ignore[override]
         raise TypeError(f"{self.model._meta.verbose_name_plural} are never hard-deleted")
 
 
@@ -30,5 +32,5 @@ class SoftDeleteModel(models.Model):
         base_manager_name = "all_objects"
         default_manager_name = "all_objects"
 
-    def delete(self, *args, **kwargs):  # type: ignore[override]
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:  # type: ignore[override]
         raise TypeError(f"{self._meta.verbose_name_plural} are never hard-deleted")

@@ -2,8 +2,12 @@
 with their 95% intervals."""
 
 import io
+from typing import TYPE_CHECKING
 
 from qualify.funnel import NOT_ENOUGH, STEPS, Funnel, over
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 def render(result: Funnel, *, fmt: str) -> bytes:
@@ -22,7 +26,7 @@ def render(result: Funnel, *, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _versions(ax, result: Funnel) -> None:
+def _versions(ax: "Axes", result: Funnel) -> None:
     """Grouped bars: one group per step, one bar per prompt version, rates on top."""
     rows = result.versions
     width = 0.8 / max(1, len(rows))
@@ -43,7 +47,7 @@ def _versions(ax, result: Funnel) -> None:
         ax.text(0.5, 0.5, "no qualifications yet", ha="center", transform=ax.transAxes)
 
 
-def _arms(ax, result: Funnel) -> None:
+def _arms(ax: "Axes", result: Funnel) -> None:
     """Each step's rate per arm as a point with its Wilson 95% interval."""
     arms = result.arms
     ax.set_xticks(range(len(STEPS)), [f"{s}\n(over {over(s)})" for s in STEPS], fontsize=8)
