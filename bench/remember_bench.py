@@ -75,13 +75,21 @@ def _bare_create(c) -> None:
     )  # fmt: skip
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user + system), from /proc: any process of this machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _worker(path: str, chunk: int, count: int, start_at: float) -> None:
-    """One writer process: write ``count`` facts of its own chunk, report its timings."""
+    """One writer process: write ``count`` facts of its own chunk, report its timings and the
+    CPU it and its PostgreSQL backend spent meanwhile."""
     sys.path.insert(0, str(benchdb.ROOT))
     import django
 
     django.setup()
     import ledgergen
+    from django.db import connection
 
     from memory import services
 
@@ -90,20 +98,28 @@ def _worker(path: str, chunk: int, count: int, start_at: float) -> None:
     if path == "bare":
         # Validated before the start line: the baseline times the insert alone.
         clean = [services.validate_fact(text=f.text, kind=f.kind, company=f.company) for f in facts]
+    backend = None
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backend = cursor.fetchone()[0]
     while time.time() < start_at:
         time.sleep(0.001)
-    t0 = time.time()
+    t0, cpu0 = time.time(), time.process_time()
+    backend0 = _cpu_seconds(backend) if backend else 0.0
     if path == "bare":
         for c in clean:
             _bare_create(c)
     else:
         for f in facts:
             services.remember(text=f.text, kind=f.kind, company=f.company)
-    print(json.dumps({"start": t0, "end": time.time(), "n": len(facts)}))
+    cpu = time.process_time() - cpu0 + (_cpu_seconds(backend) - backend0 if backend else 0.0)
+    print(json.dumps({"start": t0, "end": time.time(), "n": len(facts), "cpu": cpu}))
 
 
-def _writers(path: str, n: int, count: int, first_chunk: int) -> float:
-    """Facts per second with ``n`` writer processes running at once."""
+def _writers(path: str, n: int, count: int, first_chunk: int) -> tuple[float, float]:
+    """Facts per second with ``n`` writer processes running at once, and the cores they kept
+    busy (the writers' and their backends' CPU over the wall time)."""
     from django.db import connection
 
     env = dict(os.environ)
@@ -136,7 +152,7 @@ def _writers(path: str, n: int, count: int, first_chunk: int) -> float:
             raise SystemExit(f"writer process failed (exit {proc.returncode})")
         reports.append(json.loads(out.strip().splitlines()[-1]))
     wall = max(r["end"] for r in reports) - min(r["start"] for r in reports)
-    return sum(r["n"] for r in reports) / wall
+    return sum(r["n"] for r in reports) / wall, sum(r["cpu"] for r in reports) / wall
 
 
 def main() -> None:
@@ -216,13 +232,19 @@ def main() -> None:
     table.add_column("writers", justify="right")
     for label in paths.values():
         table.add_column(f"{label}, facts / s (vs 1 writer)", justify="right")
+        table.add_column("cores busy", justify="right")
     for n in counts:
         cells = []
         for path in paths:
-            rate, one = rates[path, n], rates.get((path, 1))
-            cells.append(f"{rate:,.0f} ({rate / one:.2f}x)" if one else f"{rate:,.0f}")
+            (rate, busy), one = rates[path, n], rates.get((path, 1))
+            cells.append(f"{rate:,.0f} ({rate / one[0]:.2f}x)" if one else f"{rate:,.0f}")
+            cells.append(f"{busy:.2f}")
         table.add_row(str(n), *cells)
     console.print(table)
+    print(
+        f"cores busy: the writers' and their backends' CPU over the wall time, of the machine's "
+        f"{os.cpu_count()}; n writers can reach at most cores / (one writer's cores busy) x one"
+    )
 
 
 if __name__ == "__main__":
