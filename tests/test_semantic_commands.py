@@ -120,7 +120,7 @@ def test_it_exits_non_zero_when_counts_disagree(ledger, vector_database, monkeyp
 
 def test_it_fails_in_one_line_when_the_store_is_down(ledger, settings):
     settings.KARANI_VECTOR_DSN = f"postgresql://postgres@127.0.0.1:{closed_port()}/x"
-    with pytest.raises(CommandError, match="semantic index unavailable: the vector store"):
+    with pytest.raises(CommandError, match=r"unavailable: could not connect .*Connection refused"):
         _run("reindex")
 
 

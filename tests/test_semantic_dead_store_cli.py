@@ -52,10 +52,13 @@ def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, 
     body = json.loads(first.stdout)
     assert (body["mode"], body["fallback"]) == ("mem0", True)
     assert [r["text"] for r in body["results"]] == ["Prefers remote teams"]
-    warnings = [line for line in first.stderr.splitlines() if "semantic index" in line]
-    assert len(warnings) == 1 and "did not answer in time" in warnings[0], first.stderr
+    # One line, naming psycopg's reason; the pool's own reconnect warnings stay quiet.
+    refused = "could not connect to the vector store (KARANI_VECTOR_DSN): connection failed:"
+    (warning,) = [line for line in first.stderr.splitlines() if line.strip()]
+    assert "semantic index unavailable" in warning and refused in warning, first.stderr
+    assert "Connection refused" in warning
     state = json.loads((data / "semantic-breaker.json").read_text())
-    assert "did not answer in time" in state["reason"]
+    assert refused in state["reason"]
 
     second = karani("recall", "remote", "--json", cwd=tmp_path, env=env)
     assert second.returncode == 0, second.stderr
@@ -65,4 +68,27 @@ def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, 
     # Another store is another breaker: the recorded outage does not silence it.
     other = {**env, "KARANI_VECTOR_DSN": f"postgresql://postgres@127.0.0.1:{_closed_port()}/v"}
     third = karani("recall", "remote", "--json", cwd=tmp_path, env=other)
-    assert "did not answer in time" in third.stderr
+    assert refused in third.stderr
+
+
+def test_a_vector_database_that_does_not_exist_is_named_in_one_line(migrated, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(migrated, data)
+    env = child_env(
+        DATABASE_URL=None,
+        KARANI_DATA_DIR=str(data),
+        KARANI_MEMORY="mem0",
+        # The test server, reachable, without this database.
+        KARANI_VECTOR_DSN="postgresql://postgres@127.0.0.1:5432/karani_no_such_vectors",
+        KARANI_VECTOR_TIMEOUT="1",
+        KARANI_LLM_BASE_URL=None,
+    )
+
+    done = karani("reindex", cwd=tmp_path, env=env)
+
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("CommandError: semantic index unavailable: could not connect")
+    assert 'database "karani_no_such_vectors" does not exist' in lines[-1]
+    assert lines[-1].endswith("create it with the vector extension")
+    assert not [line for line in lines if "error connecting in" in line], done.stderr

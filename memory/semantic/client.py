@@ -40,10 +40,26 @@ class Client:
         return self.store.connection_pool
 
 
+# Why our pool last failed to connect, as psycopg said it: a timeout then names the cause.
+_last_connect_error = ""
+
+
 def _not_our_pool(record: logging.LogRecord) -> bool:
     # psycopg_pool warns on every background reconnect, forever while the store is down; the
     # breaker already logged the one warning that counts.
-    return POOL_NAME not in record.getMessage()
+    global _last_connect_error
+    message = record.getMessage()
+    if POOL_NAME not in message:
+        return True
+    if message.startswith("error connecting in "):
+        first = (message.split(": ", 1)[-1].strip().splitlines() or [""])[0]
+        _last_connect_error = " ".join(first.split())
+    return False
+
+
+def last_connect_error() -> str:
+    """psycopg's reason the pool's last connection attempt failed ("" after a success)."""
+    return _last_connect_error
 
 
 def import_mem0(cfg: SemanticConfig) -> Any:
@@ -63,11 +79,12 @@ def import_mem0(cfg: SemanticConfig) -> Any:
     # setLevel clears every logger's level cache, and this runs on every recall.
     if mem0_log.level != logging.CRITICAL:
         mem0_log.setLevel(logging.CRITICAL)
-    logging.getLogger("psycopg.pool").addFilter(_not_our_pool)  # a no-op when already there
     return Memory
 
 
 def _configure_connection(conn: Any) -> None:
+    global _last_connect_error
+    _last_connect_error = ""
     # Filtered HNSW: without iterative scan pgvector stops after ef_search candidates and a
     # company filter can return fewer than k rows; relaxed order keeps scanning (mem0
     # re-sorts the candidates by score anyway).
@@ -107,6 +124,7 @@ def new_pool(cfg: SemanticConfig) -> Any:
     adapters = AdaptersMap(psycopg.adapters)
     adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
     timeout = cfg.timeout
+    logging.getLogger("psycopg.pool").addFilter(_not_our_pool)  # a no-op when already there
     pool = ConnectionPool(
         cfg.dsn,
         name=POOL_NAME,

@@ -22,7 +22,11 @@ def describe(exc: BaseException) -> str:
         return str(exc)
     name = type(exc).__name__
     if name == "PoolTimeout":
-        return "the vector store did not answer in time (KARANI_VECTOR_DSN unreachable or hung)"
+        reason = clientmod.last_connect_error()
+        if not reason:
+            return "the vector store did not answer in time (KARANI_VECTOR_DSN unreachable or hung)"
+        hint = "; create it with the vector extension" if "does not exist" in reason else ""
+        return f"could not connect to the vector store (KARANI_VECTOR_DSN): {reason}{hint}"
     if name == "UndefinedTable":
         return (
             "the vector collection is missing (dropped?); it is recreated on the next attempt, "
