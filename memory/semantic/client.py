@@ -123,6 +123,8 @@ def new_pool(cfg: SemanticConfig) -> Any:
     # needs no ``vector`` type yet (mem0 creates it later).
     adapters = AdaptersMap(psycopg.adapters)
     adapters.register_dumper("numpy.ndarray", VectorBinaryDumper)
+    global _last_connect_error
+    _last_connect_error = ""  # a new store: another store's failure says nothing about it
     timeout = cfg.timeout
     logging.getLogger("psycopg.pool").addFilter(_not_our_pool)  # a no-op when already there
     pool = ConnectionPool(
