@@ -9,21 +9,20 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from memory.credentials import find_secrets
+from memory.errors import SecretRefused
+from memory.validation import refuse_secrets
 
 WITHHELD = "[withheld: it looked like a credential]"
 
 
-def refusal(name: str, value: Any) -> str | None:
-    """The one-line refusal when ``value`` (a text, or a list of texts) looks like it holds a
-    credential, naming the field and the kind found, never the value; None when it does not."""
-    texts = value if isinstance(value, list) else [value]
-    kinds = sorted({kind for text in texts if isinstance(text, str) for kind in find_secrets(text)})
-    if not kinds:
-        return None
-    return (
-        f"refused: {name} looks like it contains a credential ({', '.join(kinds)}); "
-        "nothing was stored"
-    )
+def refusal(name: str, value: str | list[str]) -> str | None:
+    """Memory's one-line refusal when ``value`` (a text, or a list of texts) looks like it
+    holds a credential, naming the field and the kind found, never the value; else None."""
+    try:
+        refuse_secrets("\n".join(value) if isinstance(value, list) else value, what=name)
+    except SecretRefused as exc:
+        return str(exc)
+    return None
 
 
 def first_refusal(fields: dict[str, Any]) -> str | None:
