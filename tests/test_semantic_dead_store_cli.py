@@ -32,19 +32,30 @@ def migrated(tmp_path_factory):
     return data
 
 
-def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, tmp_path):
+def _mem0_env(migrated, tmp_path, dsn: str, **more: str) -> tuple:
+    """A copy of the migrated data dir, and the environment of mem0 mode on ``dsn``."""
     data = tmp_path / "data"
     shutil.copytree(migrated, data)
     env = child_env(
         DATABASE_URL=None,
         KARANI_DATA_DIR=str(data),
         KARANI_MEMORY="mem0",
-        KARANI_VECTOR_DSN=f"postgresql://postgres@127.0.0.1:{_closed_port()}/vectors",
+        KARANI_VECTOR_DSN=dsn,
         KARANI_VECTOR_TIMEOUT="1",
+        KARANI_LLM_BASE_URL=None,
+        **more,
+    )
+    return data, env
+
+
+def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, tmp_path):
+    data, env = _mem0_env(
+        migrated,
+        tmp_path,
+        f"postgresql://postgres@127.0.0.1:{_closed_port()}/vectors",
         KARANI_VECTOR_COOLDOWN="600",
         # Loading the model first would fail on this instead, and say so in the reason.
         KARANI_EMBEDDER=str(tmp_path / "no-such-model"),
-        KARANI_LLM_BASE_URL=None,
     )
 
     first = karani("recall", "remote", "--json", cwd=tmp_path, env=env)
@@ -72,16 +83,9 @@ def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, 
 
 
 def test_a_vector_database_that_does_not_exist_is_named_in_one_line(migrated, tmp_path):
-    data = tmp_path / "data"
-    shutil.copytree(migrated, data)
-    env = child_env(
-        DATABASE_URL=None,
-        KARANI_DATA_DIR=str(data),
-        KARANI_MEMORY="mem0",
-        # The test server, reachable, without this database.
-        KARANI_VECTOR_DSN="postgresql://postgres@127.0.0.1:5432/karani_no_such_vectors",
-        KARANI_VECTOR_TIMEOUT="1",
-        KARANI_LLM_BASE_URL=None,
+    # The test server, reachable, without this database.
+    _, env = _mem0_env(
+        migrated, tmp_path, "postgresql://postgres@127.0.0.1:5432/karani_no_such_vectors"
     )
 
     done = karani("reindex", cwd=tmp_path, env=env)
