@@ -11,7 +11,7 @@ from memory.text import collapse, company_key
 from qualify.credentials import check_model
 
 MAX_FACTS_PER_DECISION = 10
-# A posting's free-text fields: none may hold a credential (qualify.credentials).
+# The free-text fields of a posting and of the profile: none may hold a credential.
 POSTING_TEXT_FIELDS = (
     "title",
     "role_category",
@@ -22,6 +22,7 @@ POSTING_TEXT_FIELDS = (
     "source",
     "dealbreakers",
 )
+PROFILE_TEXT_FIELDS = ("summary", "preferences", "dealbreakers")
 
 
 class Verdict(models.TextChoices):
@@ -166,7 +167,7 @@ class Profile(SoftDeleteModel):
         return self.summary if len(self.summary) <= 60 else self.summary[:57] + "..."
 
     def clean(self) -> None:
-        check_model(self, ("summary", "preferences", "dealbreakers"))
+        check_model(self, PROFILE_TEXT_FIELDS)
 
     def save(self, *args, **kwargs) -> None:
         self.updated_at = timezone.now()

@@ -13,7 +13,15 @@ from memory.text import company_key
 from qualify import agent, context, llm, verdict, verdict_fact
 from qualify.credentials import first_refusal, withheld_error
 from qualify.errors import QualifyError
-from qualify.models import Company, DecisionFact, Mode, Posting, Profile, Qualification
+from qualify.models import (
+    PROFILE_TEXT_FIELDS,
+    Company,
+    DecisionFact,
+    Mode,
+    Posting,
+    Profile,
+    Qualification,
+)
 from qualify.outcomes import Recorded, record_outcome, remember_after
 from qualify.postings import PostingRowError
 from qualify.postings import clean as clean_posting
@@ -89,9 +97,7 @@ def set_profile(
         profile.preferences = preferences.strip()
     if dealbreakers is not None:
         profile.dealbreakers = [" ".join(d.split()) for d in dealbreakers if d.strip()]
-    refused = first_refusal(
-        {n: getattr(profile, n) for n in ("summary", "preferences", "dealbreakers")}
-    )
+    refused = first_refusal({n: getattr(profile, n) for n in PROFILE_TEXT_FIELDS})
     if refused:
         raise QualifyError(refused)
     profile.save()
