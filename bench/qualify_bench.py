@@ -219,6 +219,7 @@ def _measure(postings, profile) -> dict[str, list[float]]:
 
     from memory import selectors as memory
     from qualify import context, holdout, services
+    from qualify.few_shot import FewShotPool
 
     timings: dict[str, list[float]] = {
         "with memory": [],
@@ -247,7 +248,7 @@ def _measure(postings, profile) -> dict[str, list[float]]:
     facts: list[int] = []
     # `qualify` loads the few-shot candidates once per batch; time that once, apart.
     t0 = time.perf_counter()
-    pool = context.FewShotPool.load()
+    pool = FewShotPool.load()
     timings["_pool"] = [(time.perf_counter() - t0) * 1000]
     for i, p in enumerate(postings):
         runs = [
@@ -287,7 +288,11 @@ def _measure(postings, profile) -> dict[str, list[float]]:
         settings.KARANI_MEMORY_HOLDOUT = 0.0
         settings.KARANI_MEMORY = "basic"
         t0 = time.perf_counter()
-        real_recall(query=context.recall_query(p), company=p.company.name, limit=context.fact_cap())
+        real_recall(
+            query=context.recall_query(context.Subject.of(p)),
+            company=p.company.name,
+            limit=context.fact_cap(),
+        )
         if i >= WARMUP:
             timings["recall only"].append((time.perf_counter() - t0) * 1000)
     memory.recall = real_recall

@@ -66,6 +66,7 @@ def _env_list(name: str, default: str = "") -> list[str]:
 
 # Resolved against the repository root, so `karani` reaches the same ledger from any directory.
 DATA_DIR = Path(os.environ.get("KARANI_DATA_DIR") or BASE_DIR / "var").expanduser().resolve()
+KARANI_DATA_DIR = DATA_DIR
 
 KARANI_MEMORY = _env_choice("KARANI_MEMORY", "basic", ("off", "basic", "mem0"))
 

@@ -3,7 +3,7 @@
 import importlib.util
 import logging
 
-from django.conf import settings
+from memory.conf import settings
 
 log = logging.getLogger("karani.memory")
 

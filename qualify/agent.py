@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memory.selectors import RecalledFact
 from qualify import context, llm, prompts
+from qualify.context import ContextFact
 from qualify.models import Posting
 
 log = logging.getLogger("karani.qualify")
@@ -40,7 +40,7 @@ RECALL_TOOL: dict[str, Any] = {
 class Answer:
     criteria: dict[str, Any] | None  # None when the model or endpoint failed: see error
     error: str = ""
-    facts: list[RecalledFact] = field(default_factory=list)
+    facts: list[ContextFact] = field(default_factory=list)
     memory_errors: list[str] = field(default_factory=list)
 
 
@@ -51,7 +51,7 @@ class _Recall:
     posting: Posting
     cap: int
     before: datetime | None
-    seen: dict[int, RecalledFact] = field(default_factory=dict)
+    seen: dict[int, ContextFact] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -69,11 +69,9 @@ class _Recall:
             return {"error": "fact budget used up; answer with the verdict JSON now"}
         try:
             # The whole cap: after dropping facts already seen, `remaining` may still be found.
-            found = context.recall_facts(
-                self.posting,
-                query=query.strip()[: context.MAX_QUERY_CHARS],
-                limit=self.cap,
-                before=self.before,
+            query = query.strip()[: context.MAX_QUERY_CHARS]
+            found, _ = context.recall_facts(
+                self.posting.company.name, query=query, limit=self.cap, before=self.before
             )
         except Exception as exc:  # memory outage: the tool says so, the decision goes on
             reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
@@ -82,7 +80,10 @@ class _Recall:
             return {"error": "memory is unavailable right now; decide without it", "facts": []}
         fresh = [f for f in found if f.id not in self.seen][: self.remaining]
         for f in fresh:
-            self.seen[f.id] = f
+            why = f"found by the model's recall of {query!r}"
+            self.seen[f.id] = ContextFact(
+                f.id, f.text, f.kind, f.company, f.score, why[:200], f.created_at
+            )
         return {
             "note": prompts.MEMORY_INSTRUCTION,
             "facts": [{"id": f.id, "kind": f.kind, "text": f.text} for f in fresh],

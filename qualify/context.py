@@ -1,117 +1,149 @@
-"""Working context at decision time: recalled facts and few-shot examples for one posting."""
+"""Working context: the facts that bear on one posting (or an agent's task), each with why it is
+there. qualify's prompt, the context API and the MCP ``context`` tool all build it here."""
 
 import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
-from django.db.models import Exists, OuterRef, Prefetch
-
 from memory import modes, selectors
+from memory.conf import settings
 from memory.text import company_key
-from qualify.models import MAX_FACTS_PER_DECISION, PROGRESS, Outcome, Posting, Qualification
+from qualify.models import MAX_FACTS_PER_DECISION, Posting
 
 log = logging.getLogger("karani.qualify")
 
 MAX_QUERY_CHARS = 500
-FEW_SHOT_EXAMPLES = 3
-FEW_SHOT_CANDIDATES = 50  # newest verdicts-with-outcomes looked at when choosing examples
 # Recalling "as of" a past moment drops newer facts after ranking, so it asks for more.
 AS_OF_OVERFETCH = 4
 
 
-def fact_cap() -> int:
-    """Facts per decision: KARANI_MEMORY_TOP_K, never more than 10 whatever is configured."""
-    return max(1, min(settings.KARANI_MEMORY_TOP_K, MAX_FACTS_PER_DECISION))
+def fact_cap(limit: int | None = None) -> int:
+    """Facts per block: ``limit`` or KARANI_MEMORY_TOP_K, never more than 10 whatever is asked."""
+    wanted = settings.KARANI_MEMORY_TOP_K if limit is None else limit
+    return max(1, min(wanted, MAX_FACTS_PER_DECISION))
 
 
 def memory_enabled() -> bool:
     return modes.current() != modes.OFF
 
 
-def recall_query(posting: Posting) -> str:
-    parts = [posting.company.name, posting.title, posting.role_category]
+@dataclass(frozen=True)
+class Subject:
+    """What the block is about: a posting's fields, or an agent's free-text task."""
+
+    company: str | None = None
+    title: str = ""
+    role_category: str = ""
+    location: str = ""
+    remote: str = ""
+    salary: str = ""
+    description: str = ""
+    task: str = ""
+
+    @classmethod
+    def of(cls, posting: Posting) -> "Subject":
+        return cls(
+            company=posting.company.name,
+            title=posting.title,
+            role_category=posting.role_category,
+            location=posting.location,
+            remote=posting.remote,
+            salary=posting.salary,
+            description=posting.description,
+        )
+
+
+@dataclass(frozen=True)
+class ContextFact:
+    id: int
+    text: str
+    kind: str
+    company: str | None
+    score: float
+    why: str
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "kind": self.kind,
+            "company": self.company,
+            "score": round(self.score, 6),
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The block's facts; ``error`` says why it is empty or short when recall failed."""
+
+    facts: list[ContextFact]
+    mode: str
+    fallback: bool = False
+    error: str | None = None
+
+    @classmethod
+    def none(cls) -> "Selection":
+        """No facts asked for (a held-out posting): the block stays empty."""
+        return cls(facts=[], mode=modes.current())
+
+
+def recall_query(subject: Subject) -> str:
+    parts = [subject.company or "", subject.title, subject.role_category, subject.task]
     return " ".join(" ".join(p.split()) for p in parts if p)[:MAX_QUERY_CHARS]
 
 
 def recall_facts(
-    posting: Posting, *, query: str, limit: int, before: datetime | None = None
-) -> list[selectors.RecalledFact]:
-    """Facts for the posting's company (plus global ones), written before ``before`` if given."""
+    company: str | None, *, query: str, limit: int, before: datetime | None = None
+) -> tuple[list[selectors.RecalledFact], bool]:
+    """Facts for the company (plus global ones), written before ``before`` if given, and
+    whether recall fell back to keywords."""
     asked = limit if before is None else limit * AS_OF_OVERFETCH
-    result = selectors.recall(query=query, company=posting.company.name, limit=asked)
+    result = selectors.recall(query=query, company=company, limit=asked)
     # Checked again, so a misapplied scope in any index backend never leaks into a prompt.
-    own = company_key(posting.company.name)
+    own = company_key(company) if company else None
     facts = [
         f
         for f in result.results
-        if (f.company is None or company_key(f.company) == own)
+        if (f.company is None or (own is not None and company_key(f.company) == own))
         and (before is None or f.created_at < before)
     ]
-    return facts[:limit]
+    return facts[:limit], result.fallback
 
 
-def working_facts(
-    posting: Posting, *, before: datetime | None = None
-) -> tuple[list[selectors.RecalledFact], str | None]:
-    """The memory block's facts, and why it is empty when recall failed. Never raises: a
-    memory outage must never stop a batch (the decision is made without facts)."""
-    if not memory_enabled():
-        return [], None
+def _why(fact: selectors.RecalledFact) -> str:
+    return "company fact" if fact.company else "your fact"
+
+
+def select(
+    subject: Subject, *, limit: int | None = None, before: datetime | None = None
+) -> Selection:
+    """The facts for ``subject``, best first. Never raises: a memory outage must never stop
+    a decision, so a failure gives an empty block and the reason."""
+    mode = modes.current()
+    query = recall_query(subject)
+    if mode == modes.OFF or not query:
+        return Selection.none()
     try:
-        facts = recall_facts(posting, query=recall_query(posting), limit=fact_cap(), before=before)
+        found, fallback = recall_facts(
+            subject.company, query=query, limit=fact_cap(limit), before=before
+        )
     except Exception as exc:
         reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
-        log.warning("recall failed for posting %s; empty memory block (%s)", posting.pk, reason)
-        return [], reason
-    return facts, None
-
-
-@dataclass(frozen=True)
-class FewShotPool:
-    """The example candidates, loaded once per batch: a batch adds verdicts but no outcomes,
-    so it cannot change its own pool."""
-
-    candidates: list[Qualification]
-
-    @classmethod
-    def load(cls) -> "FewShotPool":
-        outcomes = Outcome.objects.order_by("occurred_at", "id")
-        rows = (
-            Qualification.objects.decided()
-            .filter(Exists(outcomes.filter(qualification_id=OuterRef("pk"))))
-            .select_related("posting")
-            .prefetch_related(Prefetch("outcomes", queryset=outcomes))
-            .order_by("-created_at", "-id")[:FEW_SHOT_CANDIDATES]
+        log.warning("recall failed; empty memory block (%s)", reason)
+        return Selection(facts=[], mode=mode, fallback=True, error=reason)
+    facts = [
+        ContextFact(
+            id=f.id,
+            text=f.text,
+            kind=f.kind,
+            company=f.company,
+            score=f.score,
+            why=_why(f),
+            created_at=f.created_at,
         )
-        return cls(candidates=list(rows))
-
-    def examples_for(self, posting: Posting, *, before: datetime | None = None) -> list[dict]:
-        """Other postings' verdicts, decided before ``before`` if given: same role category
-        first, newest first within each group."""
-        category = posting.role_category.casefold()
-        others = [
-            q
-            for q in self.candidates
-            if q.posting_id != posting.pk and (before is None or q.created_at < before)
-        ]
-        # sort() is stable: within each group the newest-first order is kept.
-        others.sort(key=lambda q: q.posting.role_category.casefold() != category)
-        return [_example(q) for q in others[:FEW_SHOT_EXAMPLES]]
-
-
-def _example(q: Qualification) -> dict[str, Any]:
-    stages = [o.stage for o in q.outcomes.all()]
-    reached = [s for s in PROGRESS if s in stages]
-    return {
-        "posting": {
-            "title": q.posting.title,
-            "role_category": q.posting.role_category or None,
-            "remote": q.posting.remote,
-        },
-        "verdict": q.verdict,
-        "fit_score": q.fit_score,
-        "stages": stages,
-        "furthest_stage": reached[-1] if reached else None,
-    }
+        for f in found
+    ]
+    return Selection(facts=facts, mode=mode, fallback=fallback)

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, Max, Min, Q
 
+from memory.conf import settings
 from qualify import stats
 from qualify.models import PROGRESS, Arm, Outcome, Qualification, Verdict
 

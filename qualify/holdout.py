@@ -3,11 +3,11 @@
 import hashlib
 import secrets
 
-from django.conf import settings
 from django.db import transaction
 
 from memory import modes
-from qualify.models import Arm, InstallationSalt
+from memory.conf import settings
+from qualify.models import Arm, InstallationSalt, Posting
 
 _salt_cache: dict[str, str] = {}
 
@@ -24,15 +24,22 @@ def salt() -> str:
     return _salt_cache["value"]
 
 
-def position(posting_id: int, *, salt_value: str) -> float:
-    """The posting's fixed point in [0, 1): the first 8 bytes of sha256(salt:id)."""
-    digest = hashlib.sha256(f"{salt_value}:{posting_id}".encode()).digest()
+def position(key: int | str, *, salt_value: str) -> float:
+    """The posting's fixed point in [0, 1): the first 8 bytes of sha256(salt:key)."""
+    digest = hashlib.sha256(f"{salt_value}:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def arm_for(posting_id: int) -> str:
-    """The posting's arm; ``Arm.NONE`` (not randomised) when memory or the holdout is off."""
+def key_of(posting: Posting) -> int | str:
+    """What a posting's arm is drawn from: the caller's external id when it has one (so the
+    context API can tell the arm before the posting is recorded), else its id."""
+    return posting.external_id or posting.pk
+
+
+def arm_for(key: int | str) -> str:
+    """The arm of the posting with this key (``key_of``); ``Arm.NONE`` (not randomised) when
+    memory or the holdout is off."""
     share = settings.KARANI_MEMORY_HOLDOUT
     if share <= 0 or modes.current() == modes.OFF:
         return Arm.NONE
-    return Arm.HOLDOUT if position(posting_id, salt_value=salt()) < share else Arm.MEMORY
+    return Arm.HOLDOUT if position(key, salt_value=salt()) < share else Arm.MEMORY

@@ -10,8 +10,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 import openai
-from django.conf import settings
 
+from memory.conf import settings
 from memory.errors import first_line
 from qualify import verdict
 from qualify.errors import QualifyError

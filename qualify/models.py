@@ -11,6 +11,8 @@ from memory.text import collapse, company_key
 from qualify.credentials import check_model
 
 MAX_FACTS_PER_DECISION = 10
+MAX_EXTERNAL_ID_CHARS = 500
+MAX_WHY_CHARS = 300
 # The free-text fields of a posting and of the profile: none may hold a credential.
 POSTING_TEXT_FIELDS = (
     "title",
@@ -120,6 +122,9 @@ class Posting(SoftDeleteModel):
     salary = models.CharField(max_length=200, blank=True, default="")
     description = models.TextField(blank=True, default="")
     url = models.URLField(max_length=1000, blank=True, default="")
+    # The caller's own key for the posting (its URL, an ATS job id): how an outside pipeline
+    # names it to the context, decision and outcome endpoints.
+    external_id = models.CharField(max_length=MAX_EXTERNAL_ID_CHARS, blank=True, default="")
     source = models.CharField(max_length=100, blank=True, default="")
     # Hard requirements the posting states; recalled memories never override them.
     dealbreakers = models.JSONField(default=list, blank=True)
@@ -132,6 +137,12 @@ class Posting(SoftDeleteModel):
                 fields=["url"],
                 condition=Q(deleted_at__isnull=True) & ~Q(url=""),
                 name="qualify_posting_one_live_per_url",
+            ),
+            # Decisions and outcomes recorded by external id: one live posting per id.
+            models.UniqueConstraint(
+                fields=["external_id"],
+                condition=Q(deleted_at__isnull=True) & ~Q(external_id=""),
+                name="qualify_posting_one_live_per_external_id",
             ),
             models.CheckConstraint(
                 condition=Q(remote__in=Remote.values), name="qualify_posting_remote_known"
@@ -268,6 +279,8 @@ class DecisionFact(models.Model):
     )
     # A plain id, not a foreign key: qualify reads memory through its services only.
     memory_id = models.BigIntegerField()
+    # Why the fact was in the block ("company fact; matches 'on-call'"), as the model saw it.
+    why = models.CharField(max_length=MAX_WHY_CHARS, blank=True, default="")
 
     class Meta:
         constraints = [

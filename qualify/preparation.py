@@ -1,13 +1,70 @@
 """Everything decided before the model is asked: arm, prompt version, working context and
-the conversation. ``qualify`` and ``replay`` build prompts through the same function."""
+the conversation. ``qualify``, ``replay``, the context API and the MCP ``context`` tool all
+build through these functions."""
 
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.selectors import RecalledFact
 from qualify import context, holdout, prompts
+from qualify.context import ContextFact, Subject
+from qualify.few_shot import FewShotPool
 from qualify.models import Arm, Posting, Profile
+
+
+@dataclass(frozen=True)
+class WorkingContext:
+    """The block a decision gets: which arm and prompt version, the facts and the text."""
+
+    prompt_version: str
+    arm: str
+    mode: str
+    fallback: bool
+    facts: list[ContextFact]
+    block: str
+    memory_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_version": self.prompt_version,
+            "arm": self.arm,
+            "mode": self.mode,
+            "fallback": self.fallback,
+            "facts": [f.to_dict() for f in self.facts],
+            "block": self.block,
+        }
+
+
+def version_for(arm: str, *, agent_mode: bool = False) -> prompts.PromptVersion:
+    """The prompt version of a live decision in ``arm``: pre-memory when memory is off or the
+    posting is held out."""
+    if not context.memory_enabled() or arm == Arm.HOLDOUT:
+        name = prompts.PRE_MEMORY  # no memory block, no recall tool
+    else:
+        name = prompts.MEMORY_AGENT if agent_mode else prompts.MEMORY_AWARE
+    return prompts.VERSIONS[name]
+
+
+def working_context(
+    subject: Subject, *, key: int | str | None = None, limit: int | None = None
+) -> WorkingContext:
+    """The block for ``subject``; ``key`` (an external id or posting id) draws its holdout
+    arm as qualify does, and a held-out subject gets no facts and the pre-memory version."""
+    arm = holdout.arm_for(key) if key is not None else Arm.NONE
+    version = version_for(arm)
+    if version.memory_aware:
+        selection = context.select(subject, limit=limit)
+    else:
+        selection = context.Selection.none()
+    return WorkingContext(
+        prompt_version=version.name,
+        arm=arm,
+        mode=selection.mode,
+        fallback=selection.fallback,
+        facts=selection.facts,
+        block=prompts.render_memory_block(selection.facts) if version.memory_aware else "",
+        memory_error=selection.error,
+    )
 
 
 @dataclass
@@ -15,7 +72,7 @@ class Prepared:
     version: prompts.PromptVersion
     arm: str
     messages: list[dict[str, Any]]
-    facts: list[RecalledFact]
+    facts: list[ContextFact]
     memory_error: str | None
 
 
@@ -24,18 +81,20 @@ def prompt_for(
     *,
     posting: Posting,
     profile: Profile,
-    pool: context.FewShotPool | None = None,
+    pool: FewShotPool | None = None,
     before: datetime | None = None,
     arm: str = Arm.NONE,
 ) -> Prepared:
     """The conversation for ``posting`` under ``version``, with memory and few-shot examples
     as of ``before`` (replay's original decision, so the posting's outcome never leaks in)."""
     examples: list[dict[str, Any]] = []
-    facts, memory_error = [], None
+    facts: list[ContextFact] = []
+    memory_error = None
     if version.memory_aware:
-        examples = (pool or context.FewShotPool.load()).examples_for(posting, before=before)
+        examples = (pool or FewShotPool.load()).examples_for(posting, before=before)
         if not version.agent:  # agent mode recalls through its tool instead
-            facts, memory_error = context.working_facts(posting, before=before)
+            selection = context.select(Subject.of(posting), before=before)
+            facts, memory_error = selection.facts, selection.error
     messages = prompts.build_messages(
         version, profile=profile, posting=posting, facts=facts, examples=examples
     )
@@ -49,12 +108,9 @@ def prepare_prompt(
     posting: Posting,
     profile: Profile,
     agent_mode: bool = False,
-    pool: context.FewShotPool | None = None,
+    pool: FewShotPool | None = None,
 ) -> Prepared:
     """The live path: the posting's holdout arm picks pre-memory or memory-aware."""
-    arm = holdout.arm_for(posting.pk)
-    if not context.memory_enabled() or arm == Arm.HOLDOUT:
-        name = prompts.PRE_MEMORY  # no memory block, no recall tool
-    else:
-        name = prompts.MEMORY_AGENT if agent_mode else prompts.MEMORY_AWARE
-    return prompt_for(prompts.VERSIONS[name], posting=posting, profile=profile, pool=pool, arm=arm)
+    arm = holdout.arm_for(holdout.key_of(posting))
+    version = version_for(arm, agent_mode=agent_mode)
+    return prompt_for(version, posting=posting, profile=profile, pool=pool, arm=arm)

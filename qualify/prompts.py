@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memory.selectors import RecalledFact
+from qualify.context import ContextFact
 from qualify.models import Posting, Profile
 from qualify.verdict import VERDICT_SCHEMA
 
@@ -92,7 +92,7 @@ def render_posting(posting: Posting) -> str:
     return "\n".join(lines)
 
 
-def render_memory_block(facts: list[RecalledFact]) -> str:
+def render_memory_block(facts: list[ContextFact]) -> str:
     """The facts, one per line, under the instruction that they never override dealbreakers."""
     lines = [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts] or ["- (no remembered facts)"]
     return "\n".join([MEMORY_HEADER, MEMORY_INSTRUCTION, *lines])
@@ -103,7 +103,7 @@ def build_messages(
     *,
     profile: Profile,
     posting: Posting,
-    facts: list[RecalledFact],
+    facts: list[ContextFact],
     examples: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The conversation for one posting. Pre-memory: profile and posting only."""

@@ -21,6 +21,7 @@ from django.utils import timezone
 from qualify import agent, context, llm, prompts, stats, verdict
 from qualify.credentials import withheld_error
 from qualify.errors import QualifyError
+from qualify.few_shot import FewShotPool
 from qualify.funnel import MIN_SAMPLE
 from qualify.models import Outcome, Posting, Profile, Qualification, ReplayAnswer, ReplayRun
 from qualify.preparation import prompt_for
@@ -133,7 +134,7 @@ def run(
         raise QualifyError("no candidate profile: set one with `profile set --summary ...`")
     cases, done, _total = pending_work(replay)
     summary = RunSummary()
-    pool = context.FewShotPool.load() if context.memory_enabled() else None
+    pool = FewShotPool.load() if context.memory_enabled() else None
     jobs, in_flight = SimpleQueue(), deque()
     failures_in_a_row, room = 0, 1  # ahead once an answer shows the endpoint is quick
 

@@ -13,7 +13,9 @@ from memory.text import company_key
 from qualify import agent, context, llm, verdict, verdict_fact
 from qualify.credentials import first_refusal, withheld_error
 from qualify.errors import QualifyError
+from qualify.few_shot import FewShotPool
 from qualify.models import (
+    MAX_WHY_CHARS,
     PROFILE_TEXT_FIELDS,
     Company,
     DecisionFact,
@@ -119,7 +121,7 @@ def qualify_posting(
     profile: Profile,
     client: llm.ChatClient,
     agent_mode: bool = False,
-    pool: context.FewShotPool | None = None,
+    pool: FewShotPool | None = None,
 ) -> Qualified:
     """Ask the model about one posting and record the result (a verdict or an error)."""
     prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode, pool=pool)
@@ -147,8 +149,8 @@ def qualify_posting(
                 error=withheld_error(asked.error)[:500],
             )
             DecisionFact.objects.bulk_create(
-                DecisionFact(qualification=q, memory_id=memory_id)
-                for memory_id in dict.fromkeys(f.id for f in facts)
+                DecisionFact(qualification=q, memory_id=f.id, why=f.why[:MAX_WHY_CHARS])
+                for f in {f.id: f for f in facts}.values()
             )
     except IntegrityError:
         raise QualifyError(
@@ -234,7 +236,7 @@ def run_batch(
     """Qualify every posting of the batch. Memory failures never stop it."""
     summary = BatchSummary(total=len(batch.postings))
     failures_in_a_row = 0
-    pool = context.FewShotPool.load() if context.memory_enabled() and batch.postings else None
+    pool = FewShotPool.load() if context.memory_enabled() and batch.postings else None
     for posting in batch.postings:
         done = None
         # Decided by another batch since the list was made (the constraint settles races).

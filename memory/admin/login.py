@@ -3,12 +3,13 @@
 A successful login does not reset the count, so guessing between successes gains nothing.
 """
 
-from django.conf import settings
 from django.contrib import admin
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
+
+from memory.conf import settings
 
 BLOCKED_MESSAGE = (
     "Too many failed login attempts from this address; try again in {minutes} minutes."

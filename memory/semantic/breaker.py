@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from django.conf import settings
+from memory.conf import settings
 
 log = logging.getLogger("karani.memory")
 
@@ -20,7 +20,7 @@ STATE_FILE = "semantic-breaker.json"
 
 
 def _state_path() -> Path:
-    return Path(settings.DATA_DIR) / STATE_FILE
+    return Path(settings.KARANI_DATA_DIR) / STATE_FILE
 
 
 def _store_id() -> str:

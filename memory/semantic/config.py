@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
+from memory.conf import settings
 
 # Every index row is written under one mem0 "user": mem0 insists on a user/agent/run id in
 # every search, and karani's scoping is by company, not by user.
@@ -109,7 +109,7 @@ def load() -> SemanticConfig:
         extraction=settings.KARANI_MEMORY_EXTRACTION,
         timeout=float(settings.KARANI_VECTOR_TIMEOUT),
         cooldown=float(settings.KARANI_VECTOR_COOLDOWN),
-        data_dir=Path(settings.DATA_DIR),
+        data_dir=Path(settings.KARANI_DATA_DIR),
     )
 
 

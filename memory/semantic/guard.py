@@ -5,8 +5,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
-from django.conf import settings
-
+from memory.conf import settings
 from memory.errors import first_line
 from memory.semantic import client as clientmod
 from memory.semantic.breaker import breaker

@@ -6,10 +6,10 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db import connection
 
 from memory import keyword, modes
+from memory.conf import settings
 from memory.errors import first_line
 from memory.models import Memory
 from memory.semantic import config as cfgmod

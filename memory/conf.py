@@ -1,0 +1,66 @@
+"""karani's app settings: every ``KARANI_*`` setting the ``memory`` and ``qualify`` apps read,
+with its default, in the manner of DRF's ``api_settings``.
+
+A host project sets only what it wants to change, as plain module-level names in its own
+settings (``KARANI_MEMORY = "mem0"``); the ready-made project, ``karani_site``, fills them from
+the environment. Values are read from Django's settings on every access, so
+``override_settings`` and pytest-django's ``settings`` fixture apply at once.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings as django_settings
+
+
+def _default_data_dir() -> Path:
+    # A host project that names no data dir gets the platform's per-user data directory.
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "karani"
+
+
+DEFAULTS: dict[str, Any] = {
+    # Where the breaker's state, mem0's files and the secret scanner's cache live.
+    "KARANI_DATA_DIR": None,  # None: _default_data_dir()
+    # off | basic | mem0 (memory.modes)
+    "KARANI_MEMORY": "basic",
+    # Facts per working-context block; never more than 10 whatever is set.
+    "KARANI_MEMORY_TOP_K": 5,
+    # Share of postings (0-0.5) judged without memory (qualify.holdout).
+    "KARANI_MEMORY_HOLDOUT": 0.0,
+    # The OpenAI-compatible chat endpoint qualify and mem0's extraction call; "" is none.
+    "KARANI_LLM_BASE_URL": "",
+    "KARANI_LLM_MODEL": "local-model",
+    "KARANI_LLM_API_KEY": "",
+    "KARANI_LLM_TIMEOUT": 30.0,
+    "KARANI_LLM_CONTEXT": 4096,
+    "KARANI_MEMORY_EXTRACTION": True,
+    # The semantic index's own PostgreSQL + pgvector database; "" leaves mem0 mode on keyword.
+    "KARANI_VECTOR_DSN": "",
+    "KARANI_VECTOR_COLLECTION": "karani_memories",
+    "KARANI_EMBEDDER": "",
+    "KARANI_EMBEDDER_MODEL": "",
+    "KARANI_EMBEDDER_DIMS": 384,
+    "KARANI_EMBEDDER_THREADS": 1,
+    "KARANI_EMBEDDER_DTYPE": "auto",
+    "KARANI_VECTOR_TIMEOUT": 2.0,
+    "KARANI_VECTOR_COOLDOWN": 30.0,
+    "KARANI_ADMIN_LOGIN_ATTEMPTS": 10,
+    "KARANI_ADMIN_LOGIN_WINDOW": 900,
+}
+
+
+class AppSettings:
+    """``settings.KARANI_X``: the host's value when it set one, else the default."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"{name} is not a karani setting (see memory.conf.DEFAULTS)")
+        value = getattr(django_settings, name, DEFAULTS[name])
+        if name == "KARANI_DATA_DIR":
+            return Path(value) if value else _default_data_dir()
+        return value
+
+
+settings = AppSettings()
