@@ -232,6 +232,12 @@ def _env_rate(name: str, default: str) -> str | None:
     return None if rate.lower() == "off" else rate.lower()
 
 
+# memory.api's throttle scopes (memory.api.base reads these, not REST_FRAMEWORK's rates).
+KARANI_API_RECALL_RATE = _env_rate("KARANI_API_RECALL_RATE", "600/min")
+KARANI_API_WRITE_RATE = _env_rate("KARANI_API_WRITE_RATE", "120/min")
+
+# memory.api's views set all of this on themselves (memory.api.base); the same defaults here
+# serve any other DRF view the project adds.
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge is what makes anonymous requests a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -245,8 +251,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "memory.api.exceptions.handle",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
-        "recall": _env_rate("KARANI_API_RECALL_RATE", "600/min"),
-        "write": _env_rate("KARANI_API_WRITE_RATE", "120/min"),
+        "recall": KARANI_API_RECALL_RATE,
+        "write": KARANI_API_WRITE_RATE,
     },
 }
 # In the ledger database (migration 0011), so every worker and host spends one throttle budget.

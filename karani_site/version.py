@@ -1,8 +1,5 @@
-"""karani's version, from the installed package's metadata (pyproject.toml's version)."""
+"""karani's version (memory.version reads the installed package's metadata)."""
 
-from importlib import metadata
+from memory.version import VERSION
 
-try:
-    VERSION = metadata.version("karani")
-except metadata.PackageNotFoundError:  # a source tree that was never installed
-    VERSION = "0+unknown"
+__all__ = ["VERSION"]

@@ -46,8 +46,12 @@ DEFAULTS: dict[str, Any] = {
     "KARANI_EMBEDDER_DTYPE": "auto",
     "KARANI_VECTOR_TIMEOUT": 2.0,
     "KARANI_VECTOR_COOLDOWN": 30.0,
+    # Failed admin logins per client address within the window (seconds): memory.admin.login.
     "KARANI_ADMIN_LOGIN_ATTEMPTS": 10,
     "KARANI_ADMIN_LOGIN_WINDOW": 900,
+    # The REST API's throttle rates ("N/second|minute|hour|day"); None or "off": unthrottled.
+    "KARANI_API_RECALL_RATE": "600/min",
+    "KARANI_API_WRITE_RATE": "120/min",
 }
 
 

@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
-
 PROFILES = ("local-llm",)
 VECTOR_DSN = "postgresql://karani:karani@127.0.0.1:5433/karani_vectors"
 OLLAMA_URL = "http://127.0.0.1:11434"
+# Beside the package in a source checkout; a pip-installed karani has no deploy/ directory.
+COMPOSE_FILE = Path(__file__).resolve().parent.parent / "deploy" / "compose.yaml"
 
 Runner = Callable[[Sequence[str]], subprocess.CompletedProcess]
 
@@ -78,10 +78,10 @@ def up(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[Service]:
     """Start the services and wait until they answer. Raises InfraError."""
-    compose = compose or Path(settings.BASE_DIR) / "deploy" / "compose.yaml"
+    compose = compose or COMPOSE_FILE
     command = up_command(compose=compose, profile=profile)
     if not compose.is_file():
-        raise InfraError(f"compose file {compose} not found")
+        raise InfraError(f"compose file {compose} not found (deploy/ comes with a clone of karani)")
     if which("docker") is None:
         raise InfraError(
             "docker is not installed here; install Docker (with the compose plugin) or point "

@@ -9,10 +9,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import Field, ValidationError
 
-from karani_site.version import VERSION
 from memory import selectors, services, validation
 from memory.errors import FactNotFound, MemoryInputError, first_line
 from memory.text import MAX_TEXT_CHARS
+from memory.version import VERSION
 
 log = logging.getLogger("karani.mcp")
 

@@ -9,9 +9,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import OperationalError
 from django.middleware.common import CommonMiddleware
-from django.test import Client
+from django.test import Client, override_settings
 from ledger_helpers import counts
-from rest_framework.throttling import ScopedRateThrottle
 
 from memory import keyword, services
 from memory.models import Kind, Memory, Source
@@ -183,8 +182,8 @@ def test_it_answers_503_when_the_database_fails(writer, fact_id, monkeypatch):
     assert "connection" not in error["message"]  # no driver details leak to clients
 
 
-def test_it_throttles_recall_and_writes_per_scope(writer, monkeypatch):
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": "2/min", "write": "1/min"})
+@override_settings(KARANI_API_RECALL_RATE="2/min", KARANI_API_WRITE_RATE="1/min")
+def test_it_throttles_recall_and_writes_per_scope(writer):
     cache.clear()
     try:
         codes = [writer.get("/api/memories/recall", {"q": "x"}).status_code for _ in range(3)]

@@ -11,9 +11,9 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import call_command
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
+from django.test import override_settings
 from hypothesis import HealthCheck, settings
 from rest_framework.test import APIClient
-from rest_framework.throttling import ScopedRateThrottle
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -51,14 +51,15 @@ def test_it_serves_the_docs_ui_without_a_cdn():
 
 
 @pytest.fixture
-def fuzz_ledger(db, monkeypatch) -> str:
+def fuzz_ledger(db) -> str:
     """A writer's token, a small ledger, no throttling, and connections left alone."""
     # Requests go through Django's real WSGI handler. Like Django's test client, keep it
     # from closing the test's connection (and its transaction) after each request.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     # Throttling would turn the fuzzing into a stream of 429s; it has its own test.
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": None, "write": None})
+    throttles_off = override_settings(KARANI_API_RECALL_RATE="off", KARANI_API_WRITE_RATE="off")
+    throttles_off.enable()
     cache.clear()
     services.import_facts(
         records=[
@@ -67,6 +68,7 @@ def fuzz_ledger(db, monkeypatch) -> str:
         ]
     )
     yield token_for("fuzzer", writer=True)
+    throttles_off.disable()
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import resolve
 from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -22,9 +23,6 @@ from memory.errors import (
 
 log = logging.getLogger("karani.api")
 request_log = logging.getLogger("django.request")
-
-# Where memory.api's URLs are included (karani_site/urls.py).
-API_PREFIX = "/api/"
 
 
 def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict:
@@ -97,9 +95,19 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response:
     return response
 
 
-# Django's 400 and 500 views, for failures before any view: the same shape under /api/.
+def _for_the_api(request: HttpRequest) -> bool:
+    """Whether the path is the API's, under whatever prefix the project included it."""
+    try:
+        match = resolve(request.path_info, getattr(request, "urlconf", None))
+    except Exception:  # Resolver404, or the broken URLconf this 500 may be about
+        return False
+    return getattr(getattr(match.func, "view_class", match.func), "karani_api", False)
+
+
+# Django's 400 and 500 views (a project's handler400/handler500), for failures before any
+# view: the API's paths get the same shape, every other path Django's own page.
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if request.path_info.startswith(API_PREFIX):
+    if _for_the_api(request):
         body = error_body("bad_request", "the request was refused before it reached the API")
         return JsonResponse(body, status=400)
     return defaults.bad_request(request, exception)
@@ -107,7 +115,7 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 def server_error(request: HttpRequest) -> HttpResponse:
     # Django has already logged the traceback (settings.LOGGING, django.request).
-    if request.path_info.startswith(API_PREFIX):
+    if _for_the_api(request):
         body = error_body("server_error", "internal error; it has been logged")
         return JsonResponse(body, status=500)
     return defaults.server_error(request)

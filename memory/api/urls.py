@@ -1,3 +1,4 @@
+from django.apps import apps
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
@@ -8,20 +9,37 @@ from memory.api.exceptions import error_body
 
 
 def not_found(request: HttpRequest, *args: object) -> JsonResponse:
-    """Any other path under /api/: the API's JSON 404 instead of Django's HTML page."""
+    """Any other path under the API's prefix: its JSON 404 instead of Django's HTML page."""
     return JsonResponse(error_body("not_found", "no such API endpoint"), status=404)
+
+
+not_found.karani_api = True  # type: ignore[attr-defined]  # see memory.api.exceptions
 
 
 # The schema and its docs describe the API, they do not expose data: readable without a token.
 public = {"authentication_classes": [], "permission_classes": [AllowAny]}
+SCHEMA = "api-schema"
 
 urlpatterns = [
     path("memories/recall", views.RecallApi.as_view(), name="memories-recall"),
     path("memories", views.MemoryListApi.as_view(), name="memories"),
     path("memories/<str:pk>", views.MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<str:pk>/correct", views.MemoryCorrectApi.as_view(), name="memory-correct"),
-    path("schema/", SpectacularAPIView.as_view(**public), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", **public), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema", **public), name="api-redoc"),
-    re_path(r"^.*$", not_found),
 ]
+# The schema and its docs need drf-spectacular set up as its docs say (the app installed,
+# its DEFAULT_SCHEMA_CLASS); memory.checks warns when the schema class is missing.
+if apps.is_installed("drf_spectacular"):
+    urlpatterns += [
+        path("schema/", SpectacularAPIView.as_view(**public), name=SCHEMA),
+        path(
+            "docs/",
+            SpectacularSwaggerView.as_view(url_name="api-schema", **public),
+            name="api-docs",
+        ),
+        path(
+            "redoc/",
+            SpectacularRedocView.as_view(url_name="api-schema", **public),
+            name="api-redoc",
+        ),
+    ]
+urlpatterns.append(re_path(r"^.*$", not_found))

@@ -17,9 +17,9 @@ from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from memory import selectors, services, validation
+from memory.api.base import ApiView
 from memory.api.permissions import CanWriteMemory
 from memory.api.serializers import (
     ErrorSerializer,
@@ -82,7 +82,7 @@ _ID_PARAM = OpenApiParameter(
 )
 
 
-class WriteApi(APIView):
+class WriteApi(ApiView):
     # A list, not `&`: IsAuthenticated fails first so anonymous writers get 401, not 403.
     permission_classes = [IsAuthenticated, CanWriteMemory]
     throttle_scope = "write"
@@ -95,7 +95,7 @@ class ReadWriteApi(WriteApi):
         return [] if self.request.method == "GET" else super().get_throttles()
 
 
-class RecallApi(APIView):
+class RecallApi(ApiView):
     throttle_scope = "recall"
     field_names = {"query": "q"}
 
