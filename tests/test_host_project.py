@@ -169,6 +169,9 @@ def test_it_serves_the_api_under_the_hosts_prefix(host, host_server):
     assert status == 400 and _error(status, *rest)["code"] == "parse_error"
     status, *rest = http(port, "GET", f"{PREFIX}no/such/endpoint", token)
     assert status == 404 and _error(status, *rest)["code"] == "not_found"
+    # The schema is optional: this host did not install drf_spectacular.
+    status, *rest = http(port, "GET", f"{PREFIX}schema/", token)
+    assert status == 404 and _error(status, *rest)["code"] == "not_found"
     # Outside the prefix the host's own pages answer as the host decides.
     assert http(port, "GET", "/")[2] == b"the host's own home page"
 
