@@ -275,9 +275,10 @@ def test_it_answers_an_accept_header_without_json_with_406(writer):
     assert error_of(refused)["code"] == "not_acceptable"
 
 
-def test_it_answers_a_request_refused_before_the_api_in_the_same_shape(writer):
+@pytest.mark.parametrize("path", ["/api/memories", "/api/schema/", "/api/no/such/endpoint"])
+def test_it_answers_a_request_refused_before_the_api_in_the_same_shape(writer, path):
     # An unknown Host is refused by Django's middleware, before DRF runs.
-    refused = writer.get("/api/memories", HTTP_HOST="evil.example")
+    refused = writer.get(path, HTTP_HOST="evil.example")
     assert refused.status_code == 400
     assert error_of(refused)["code"] == "bad_request"
     page = writer.get("/admin/login/", HTTP_HOST="evil.example")

@@ -101,7 +101,8 @@ def _for_the_api(request: HttpRequest) -> bool:
         match = resolve(request.path_info, getattr(request, "urlconf", None))
     except Exception:  # Resolver404, or the broken URLconf this 500 may be about
         return False
-    return getattr(getattr(match.func, "view_class", match.func), "karani_api", False)
+    view_class = getattr(match.func, "view_class", None)
+    return getattr(match.func, "karani_api", False) or getattr(view_class, "karani_api", False)
 
 
 # Django's 400 and 500 views (a project's handler400/handler500), for failures before any

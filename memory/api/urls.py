@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 from django.apps import apps
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, re_path
@@ -8,12 +10,17 @@ from memory.api import views
 from memory.api.exceptions import error_body
 
 
+def _in_the_api(view: Callable) -> Callable:
+    """Marks a view that is not a memory.api.base.ApiView: Django's 400 and 500 answer there in
+    the API's shape too (memory.api.exceptions)."""
+    view.karani_api = True  # type: ignore[attr-defined]
+    return view
+
+
+@_in_the_api
 def not_found(request: HttpRequest, *args: object) -> JsonResponse:
     """Any other path under the API's prefix: its JSON 404 instead of Django's HTML page."""
     return JsonResponse(error_body("not_found", "no such API endpoint"), status=404)
-
-
-not_found.karani_api = True  # type: ignore[attr-defined]  # see memory.api.exceptions
 
 
 # The schema and its docs describe the API, they do not expose data: readable without a token.
@@ -30,15 +37,15 @@ urlpatterns = [
 # its DEFAULT_SCHEMA_CLASS); memory.checks warns when the schema class is missing.
 if apps.is_installed("drf_spectacular"):
     urlpatterns += [
-        path("schema/", SpectacularAPIView.as_view(**public), name=SCHEMA),
+        path("schema/", _in_the_api(SpectacularAPIView.as_view(**public)), name=SCHEMA),
         path(
             "docs/",
-            SpectacularSwaggerView.as_view(url_name="api-schema", **public),
+            _in_the_api(SpectacularSwaggerView.as_view(url_name=SCHEMA, **public)),
             name="api-docs",
         ),
         path(
             "redoc/",
-            SpectacularRedocView.as_view(url_name="api-schema", **public),
+            _in_the_api(SpectacularRedocView.as_view(url_name=SCHEMA, **public)),
             name="api-redoc",
         ),
     ]
