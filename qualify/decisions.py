@@ -104,8 +104,12 @@ def _posting(external_id: str, company: str, title: str, fields: dict[str, str])
     )
 
 
+# What makes a decision a repeat: a retry, or a re-run whose context or wording moved on.
+SAME_DECISION = ("prompt_version", "verdict", "fit_score")
+
+
 def _same(q: Qualification, decision: dict[str, Any]) -> bool:
-    return all(getattr(q, name) == value for name, value in decision.items())
+    return all(getattr(q, name) == decision[name] for name in SAME_DECISION)
 
 
 def record_decision(
@@ -124,9 +128,9 @@ def record_decision(
 ) -> Decided:
     """Record one decision on the posting ``external_id`` names (created on first sight).
 
-    An exact repeat (same prompt version, verdict, score, reasons and facts) writes nothing;
-    another prompt version replaces the live verdict; another answer under the same version
-    is a DecisionConflict."""
+    A repeat (same prompt version, verdict and fit score) writes nothing and answers with the
+    first, whose reasons and facts stand; another prompt version replaces the live verdict;
+    another verdict or score under the same version is a DecisionConflict."""
     if unknown := set(posting_fields) - set(POSTING_FIELDS):
         raise QualifyInputError(f"unknown field(s): {', '.join(sorted(unknown))}")
     external_id = inputs.clean_external_id(external_id)

@@ -175,3 +175,15 @@ def test_a_posting_recorded_once_keeps_its_first_fields(writer):
     )
 
     assert Posting.all_objects.get().title == "Senior SRE"
+
+
+def test_a_rerun_with_other_reasons_or_facts_is_a_repeat_and_the_first_stands(writer, facts):
+    first = writer.post("/api/decisions", decision(fact_ids=facts[:1]), format="json").json()
+
+    rerun = writer.post(
+        "/api/decisions", decision(reasons="other words", fact_ids=facts), format="json"
+    )
+
+    assert rerun.status_code == 200 and rerun.json() == {**first, "created": False}
+    assert Qualification.objects.get().reasons == "weekly pager"
+    assert DecisionFact.objects.count() == 1
