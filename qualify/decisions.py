@@ -188,10 +188,16 @@ def _write(
     chosen: dict[int, str],
     model: str,
 ) -> Decided:
-    posting = _posting(external_id, company, title, fields)
-    live = Qualification.objects.decided().select_related("posting").filter(posting=posting).first()
+    # One query answers a repeat: the posting's live verdict, with the posting.
+    live = (
+        Qualification.objects.decided()
+        .select_related("posting__company")
+        .filter(posting__external_id=external_id, posting__deleted_at__isnull=True)
+        .first()
+    )
     if live is not None and _same(live, decision):
         return Decided(qualification=live, created=False)
+    posting = live.posting if live else _posting(external_id, company, title, fields)
     if live is not None and live.prompt_version == decision["prompt_version"]:
         raise DecisionConflict(
             f"posting {external_id!r} already has a {live.verdict} verdict (fit "
