@@ -17,6 +17,9 @@ as a pipeline script calls the API.
 - ``POST /api/decisions``: a decision on a new posting each time (posting, decision event and
   verdict fact written), then the same decisions again (repeats: nothing written). Goal: p50
   of new decisions at most 10 ms.
+- Two HTTP baselines on the same server, in the same blocks: ``GET /api/memories/recall``
+  with the context's query and scope, and ``POST /api/memories`` (one fact written), so a
+  loaded machine's cost of HTTP itself shows beside the goals.
 """
 
 import argparse
@@ -109,15 +112,24 @@ def main() -> None:
                 raise SystemExit(f"GET /api/context -> {status}: {raw[:200]!r}")
             return ms
 
+        def http_recall_ms(p: dict) -> float:
+            query = recall_query(Subject(company=p["company"], title=p["title"]))
+            params = urlencode({"q": query, "company": p["company"], "limit": 5})
+            status, raw, ms = _request(port, "GET", "/api/memories/recall?" + params, token)
+            if status != 200:
+                raise SystemExit(f"GET /api/memories/recall -> {status}: {raw[:200]!r}")
+            return ms
+
         for p in postings[:WARMUP]:
-            recall_ms(p), context_ms(p)
+            recall_ms(p), context_ms(p), http_recall_ms(p)
         timed = postings[WARMUP:]
         block = max(1, len(timed) // ROUNDS)
-        base, api = [], []
+        base, api, http_base = [], [], []
         for start in range(0, len(timed), block):
             chunk = timed[start : start + block]
             base += [recall_ms(p) for p in chunk]
             api += [context_ms(p) for p in chunk]
+            http_base += [http_recall_ms(p) for p in chunk]
 
         run = int(time.time())
         bodies = [
@@ -138,14 +150,24 @@ def main() -> None:
                 raise SystemExit(f"POST /api/decisions -> {status}: {raw[:200]!r}")
             return ms
 
-        new = [decide_ms(b, 201) for b in bodies]
+        def remember_ms(i: int) -> float:
+            fact = {"text": f"Bench run {run} fact {i}: remote platform work", "company": "Acme"}
+            status, raw, ms = _request(port, "POST", "/api/memories", token, fact)
+            if status != 201:
+                raise SystemExit(f"POST /api/memories -> {status}: {raw[:200]!r}")
+            return ms
+
+        new, remembered = [], []
+        for i, body in enumerate(bodies):  # interleaved, so load hits both alike
+            new.append(decide_ms(body, 201))
+            remembered.append(remember_ms(i))
         repeat = [decide_ms(b, 200) for b in bodies]
         prefix = f"https://jobs.example.com/bench/{run}/"
         written = Qualification.objects.filter(posting__external_id__startswith=prefix).count()
     finally:
         api_bench.stop_server(proc)
 
-    new, repeat = new[WARMUP:], repeat[WARMUP:]
+    new, repeat, remembered = new[WARMUP:], repeat[WARMUP:], remembered[WARMUP:]
     table = Table(
         title=f"{args.backend}, {args.size:,} facts, gunicorn ({api_bench.gunicorn_config()})"
     )
@@ -167,6 +189,8 @@ def main() -> None:
             "yes" if statistics.median(new) <= DECISION_GOAL_MS else "NO",
         ),
         ("POST /api/decisions (repeat)", repeat, "", ""),
+        ("GET /api/memories/recall (same query)", http_base, "HTTP baseline", ""),
+        ("POST /api/memories (remember)", remembered, "HTTP baseline", ""),
     ]
     for name, values, goal, met in rows:
         table.add_row(
