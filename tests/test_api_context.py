@@ -177,3 +177,16 @@ def test_it_refuses_bad_input_in_one_line(ledger, reader, params, field, code):
 
 def test_it_refuses_anonymous_callers(ledger):
     assert client_with(None).get("/api/context", {"company": "Northwind"}).status_code == 401
+
+
+def test_context_is_throttled_like_recall_and_the_funnel_is_not(ledger, reader, monkeypatch):
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": "2/min", "write": "1/min"})
+    query = {"company": "Northwind", "title": "SRE"}
+
+    answers = [reader.get("/api/context", query).status_code for _ in range(2)]
+    answers.append(reader.post("/api/context", query, format="json").status_code)
+    funnel = [reader.get("/api/funnel").status_code for _ in range(3)]
+
+    assert answers == [200, 200, 429] and funnel == [200] * 3
