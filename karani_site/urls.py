@@ -9,6 +9,8 @@ urlpatterns = [
     # Before admin.site.urls, so this throttled view answers the admin's own login URL.
     path("admin/login/", admin_login.login),
     path("admin/", admin.site.urls),
+    # qualify's first: memory.api's URLs end with the API's catch-all 404.
+    path("api/", include("qualify.api.urls")),
     path("api/", include("memory.api.urls")),
 ]
 

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import Field, ValidationError
 
-from memory import selectors, services, validation
+from memory import mcp_registry, selectors, services, validation
 from memory.errors import FactNotFound, MemoryInputError, first_line
 from memory.text import MAX_TEXT_CHARS
 from memory.version import VERSION
@@ -44,7 +44,8 @@ index was down and keywords were used."""
 KINDS = list(services.Kind.values)
 
 
-def _call(operation: str, fn: Any, **kwargs: Any) -> dict[str, Any]:
+def call(operation: str, fn: Any, **kwargs: Any) -> dict[str, Any]:
+    """``fn(**kwargs).to_dict()``, its refusals and a database outage as one-line tool errors."""
     # Each tool's worker thread has its own connection: drop a broken or old one, as Django
     # does around each web request.
     close_old_connections()
@@ -77,7 +78,7 @@ def remember(
         str | None, Field(description="the employer it is about; omit for a global fact")
     ] = None,
 ) -> dict[str, Any]:
-    return _call("remember", services.remember, text=text, kind=kind, company=company, actor=ACTOR)
+    return call("remember", services.remember, text=text, kind=kind, company=company, actor=ACTOR)
 
 
 def recall(
@@ -93,7 +94,7 @@ def recall(
         ),
     ] = validation.DEFAULT_LIMIT,
 ) -> dict[str, Any]:
-    return _call("recall", selectors.recall, query=query, company=company, limit=limit)
+    return call("recall", selectors.recall, query=query, company=company, limit=limit)
 
 
 class KaraniMCPServer(MCPServer):
@@ -114,7 +115,7 @@ def _one_line(exc: ToolError) -> str:
             f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
             for err in cause.errors()
         )
-    if isinstance(cause, ToolError):  # raised by _call: the sdk only prefixed it
+    if isinstance(cause, ToolError):  # raised by call(): the sdk only prefixed it
         return str(cause)
     return str(exc)
 
@@ -125,6 +126,8 @@ def build_server() -> MCPServer:
     )
     server.add_tool(remember, name="remember", title="Remember a fact", description=REMEMBER_DOC)
     server.add_tool(recall, name="recall", title="Recall facts", description=RECALL_DOC)
+    for add in mcp_registry.adders():  # other apps' tools (qualify's context, decisions)
+        add(server)
     return server
 
 

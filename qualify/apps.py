@@ -8,7 +8,9 @@ class QualifyConfig(AppConfig):
 
     def ready(self) -> None:
         # memory never imports qualify: it learns about decisions through this registry.
-        from memory import attribution
+        from memory import attribution, mcp_registry
         from qualify.attribution import provider
 
         attribution.register(provider)
+        # By name: only `karani mcp` imports the tools (and the MCP SDK with them).
+        mcp_registry.register("qualify.mcp_tools.add_tools")

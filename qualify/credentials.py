@@ -11,6 +11,7 @@ from django.db import models
 from memory.credentials import find_secrets
 from memory.errors import SecretRefused
 from memory.validation import refuse_secrets
+from qualify.errors import QualifySecretRefused
 
 WITHHELD = "[withheld: it looked like a credential]"
 
@@ -23,6 +24,14 @@ def refusal(name: str, value: str | list[str]) -> str | None:
     except SecretRefused as exc:
         return str(exc)
     return None
+
+
+def refuse(name: str, value: str | list[str]) -> None:
+    """Raise the field-named ``secret_refused`` when ``value`` looks like it holds a credential."""
+    try:
+        refuse_secrets("\n".join(value) if isinstance(value, list) else value, what=name)
+    except SecretRefused as exc:
+        raise QualifySecretRefused(str(exc), field=name, kinds=exc.kinds) from None
 
 
 def first_refusal(fields: dict[str, Any]) -> str | None:

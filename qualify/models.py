@@ -331,6 +331,12 @@ class Outcome(SoftDeleteModel):
             models.CheckConstraint(
                 condition=Q(stage__in=Stage.values), name="qualify_outcome_stage_known"
             ),
+            # Recording an outcome is idempotent: the same stage and note again is a retry.
+            models.UniqueConstraint(
+                fields=["posting", "stage", "note"],
+                condition=Q(deleted_at__isnull=True),
+                name="qualify_outcome_one_live_per_stage_note",
+            ),
         ]
         indexes = [
             # The funnel's join (outcomes per verdict) and few-shot's "furthest stage reached".

@@ -5,11 +5,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory import services as memory
-from qualify.credentials import refusal
-from qualify.errors import QualifyError
+from memory.text import has_control_chars
+from qualify.credentials import refuse
+from qualify.errors import PostingNotFound, QualifyError, QualifyInputError
+from qualify.inputs import clean_external_id
 from qualify.models import Outcome, Posting, Qualification, Stage
 
 log = logging.getLogger("karani.qualify")
@@ -41,32 +44,83 @@ def remember_after(label: str, **fact: Any) -> str | None:
 class Recorded:
     outcome: Outcome
     fact_error: str | None = None
+    created: bool = True  # False: the same stage and note were already recorded
+
+    def to_dict(self) -> dict[str, Any]:
+        o = self.outcome
+        return {
+            "id": o.pk,
+            "created": self.created,
+            "external_id": o.posting.external_id,
+            "posting_id": o.posting_id,
+            "stage": o.stage,
+            "note": o.note,
+            "occurred_at": o.occurred_at.isoformat(),
+            "qualification_id": o.qualification_id,
+            "fact_error": self.fact_error,
+        }
+
+
+def _posting(posting_id: int | None, external_id: str | None) -> Posting:
+    postings = Posting.objects.select_related("company")
+    if external_id is not None:
+        posting = postings.filter(external_id=external_id).first()
+        if posting is None:
+            raise PostingNotFound(
+                f"no posting with external_id {external_id!r}; record its decision first"
+            )
+        return posting
+    posting = postings.filter(pk=posting_id).first()
+    if posting is None:
+        raise QualifyError(f"no posting with id {posting_id}")
+    return posting
 
 
 def record_outcome(
-    *, posting_id: int, stage: str, note: str = "", occurred_at: datetime | None = None
+    *,
+    posting_id: int | None = None,
+    external_id: str | None = None,
+    stage: str,
+    note: str = "",
+    occurred_at: datetime | None = None,
 ) -> Recorded:
-    """Record a stage event for a posting, then its outcome fact (best effort)."""
+    """Record a stage event for a posting (by id, or by the caller's ``external_id``), then
+    its outcome fact (best effort). The same stage and note again, while the first is live,
+    writes nothing and returns the first (constraint qualify_outcome_one_live_per_stage)."""
+    if (posting_id is None) == (external_id is None):
+        raise QualifyError("name the posting by its id or by its external_id")
     if stage not in Stage.values:
-        raise QualifyError(f"unknown stage {stage!r}; use one of: {', '.join(Stage.values)}")
+        raise QualifyInputError(
+            f"unknown stage {stage!r}; use one of: {', '.join(Stage.values)}", field="stage"
+        )
+    if not isinstance(note if note is not None else "", str):
+        raise QualifyInputError("note must be a string", field="note")
     note = " ".join((note or "").split())
     if len(note) > MAX_NOTE_CHARS:
-        raise QualifyError(f"note is longer than {MAX_NOTE_CHARS} characters")
-    if refused := refusal("note", note):
-        raise QualifyError(refused)
+        raise QualifyInputError(f"note is longer than {MAX_NOTE_CHARS} characters", field="note")
+    if has_control_chars(note):
+        raise QualifyInputError("note contains NUL or other control characters", field="note")
+    refuse("note", note)
     if occurred_at is not None and occurred_at > timezone.now():
-        raise QualifyError("an outcome cannot be in the future")
-    posting = Posting.objects.select_related("company").filter(pk=posting_id).first()
-    if posting is None:
-        raise QualifyError(f"no posting with id {posting_id}")
+        raise QualifyInputError("an outcome cannot be in the future", field="occurred_at")
+    if external_id is not None:
+        external_id = clean_external_id(external_id)
+    posting = _posting(posting_id, external_id)
+    same = Outcome.objects.select_related("posting").filter(posting=posting, stage=stage, note=note)
+    if (earlier := same.first()) is not None:
+        return Recorded(outcome=earlier, created=False)
     qualification = Qualification.objects.decided().filter(posting=posting).first()
-    outcome = Outcome.objects.create(
-        posting=posting,
-        qualification=qualification,
-        stage=stage,
-        note=note,
-        occurred_at=occurred_at or timezone.now(),
-    )
+    try:
+        with transaction.atomic():
+            outcome = Outcome.objects.create(
+                posting=posting,
+                qualification=qualification,
+                stage=stage,
+                note=note,
+                occurred_at=occurred_at or timezone.now(),
+            )
+    except IntegrityError:  # an identical outcome committed meanwhile: it is the answer
+        return Recorded(outcome=same.get(), created=False)
     text = _OUTCOME_TEXT[Stage(stage)].format(title=posting.title, company=posting.company.name)
     fact_error = remember_after(
         f"outcome fact for outcome {outcome.pk}",

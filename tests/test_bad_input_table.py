@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pytest
 from admin_helpers import ADD, correct_url, forget_url
 from api_helpers import client_with, error_of, token_for
+from django.apps import apps
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -52,6 +53,13 @@ PAYLOADS = {
     "id not a number": ("abc", r"id|int|whole number|integer"),
     "id zero": ("0", r"id|positive|whole number"),
     "missing id": ("999999", r"no fact|not found|999999"),
+    "unknown verdict": ("maybe", r"maybe.*verdict|verdict.*maybe"),
+    "unknown stage": ("hired", r"hired.*stage|stage.*hired"),
+    "fit score high": (101, r"100"),
+    "fit score negative": (-1, r"\b0\b"),
+    "long external id": ("x" * 501, r"500|characters"),
+    "unknown external id": ("https://jobs.example.com/never-seen", r"no posting.*never-seen"),
+    "limit zero": (0, r"limit|\b1\b"),
 }
 
 
@@ -114,8 +122,28 @@ ADMIN_ROWS = [
 ]
 
 
+# qualify's endpoints (decisions, outcomes, context) for outside pipelines.
+EXTERNAL_ID = ("credential", "blank", "long external id", "escape sequence")
+QUALIFY_ROWS = [
+    *_rows("api", "decision", "external_id", *EXTERNAL_ID),
+    *_rows("api", "decision", "verdict", "unknown verdict"),
+    *_rows("api", "decision", "fit_score", "fit score high", "fit score negative"),
+    *_rows("api", "decision", "company", "company credential", "long company"),
+    *_rows("api", "decision", "title", "credential", "blank"),
+    *_rows("api", "decision", "reasons", "credential"),
+    *_rows("api", "decision", "prompt_version", "credential", "blank"),
+    *_rows("api", "decision", "fact_ids", "missing id"),
+    *_rows("api", "outcome", "external_id", *EXTERNAL_ID, "unknown external id"),
+    *_rows("api", "outcome", "stage", "unknown stage"),
+    *_rows("api", "outcome", "note", "credential", "long reason", "escape sequence"),
+    *_rows("api", "context", "title", "credential", "escape sequence"),
+    *_rows("api", "context", "external_id", "credential", "long external id"),
+    *_rows("api", "context", "limit", "limit zero"),
+]
+
+
 def test_the_table_has_at_least_sixty_rows():
-    rows = API_ROWS + CLI_ROWS + MCP_ROWS + ADMIN_ROWS
+    rows = API_ROWS + CLI_ROWS + MCP_ROWS + ADMIN_ROWS + QUALIFY_ROWS
     assert len(rows) >= 60
     assert len({r.id for r in rows}) == len(rows)
     assert {r.interface for r in rows} == {"api", "cli", "mcp", "admin"}
@@ -157,6 +185,44 @@ def test_the_api_refuses(row):
     assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
     _says(row, error_of(response)["message"])
     assert counts() == before
+
+
+SEED_POSTING = "https://jobs.example.com/seed"
+
+
+def _all_counts() -> dict[str, int]:
+    models = [*apps.get_app_config("qualify").get_models()]
+    return {**counts(), **{m._meta.db_table: m._base_manager.count() for m in models}}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("row", QUALIFY_ROWS, ids=lambda r: r.id)
+def test_the_qualify_api_refuses(row, settings):
+    settings.KARANI_MEMORY = "basic"
+    client = client_with(token_for("table-pipeline", writer=True))
+    decision = {
+        "external_id": SEED_POSTING,
+        "company": "Acme",
+        "title": "SRE",
+        "verdict": "qualified",
+        "fit_score": 70,
+        "prompt_version": "table-v1",
+    }
+    assert client.post("/api/decisions", decision, format="json").status_code == 201
+    before = _all_counts()
+    value = [int(_value(row))] if row.field == "fact_ids" else _value(row)
+    if row.operation == "decision":
+        body = {**decision, "prompt_version": "table-v2", row.field: value}
+        response = client.post("/api/decisions", body, format="json")
+    elif row.operation == "outcome":
+        body = {"external_id": SEED_POSTING, "stage": "applied", row.field: value}
+        response = client.post("/api/outcomes", body, format="json")
+    else:
+        query = {"company": "Acme", "title": "SRE", row.field: value}
+        response = client.get("/api/context", query)
+    assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
+    _says(row, error_of(response)["message"])
+    assert _all_counts() == before
 
 
 # --- the admin ----------------------------------------------------------------------------

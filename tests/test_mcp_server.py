@@ -75,7 +75,13 @@ def test_it_serves_remember_and_recall_and_refuses_secrets(server_env, tmp_path)
         with open(tmp_path / "server.stderr", "w") as errlog:
             async with session_for(server_env, errlog) as session:
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                assert set(tools) == {"remember", "recall"}
+                assert set(tools) == {
+                    "remember",
+                    "recall",
+                    "context",
+                    "record_decision",
+                    "record_outcome",
+                }
                 about = tools["remember"].description.lower()
                 for warning in ("secret", "credential", "job description", "personal data"):
                     assert warning in about
@@ -161,7 +167,7 @@ def test_it_answers_a_database_outage_with_a_tool_error_and_keeps_serving(tmp_pa
         assert result.is_error
         assert "memory database is unavailable" in _text(result)
     assert "nothing was stored" in _text(wrote)
-    assert {t.name for t in tools.tools} == {"remember", "recall"}
+    assert {"remember", "recall", "context"} <= {t.name for t in tools.tools}
     assert "database error" in (tmp_path / "server.stderr").read_text()
 
 

@@ -29,8 +29,10 @@ class Command(QualifyCommand):
             "stage": outcome.stage,
             "qualification": outcome.qualification_id,
             "fact_written": recorded.fact_error is None,
+            "created": recorded.created,
         }
-        text = f"recorded {outcome.stage} for posting {outcome.posting_id} (#{outcome.pk})"
+        said = "recorded" if recorded.created else "already recorded (nothing written):"
+        text = f"{said} {outcome.stage} for posting {outcome.posting_id} (#{outcome.pk})"
         self.emit(opts, payload, text)
         if recorded.fact_error and not opts["json"]:
             self.stderr.write(f"outcome fact not written to memory: {recorded.fact_error}")

@@ -1,0 +1,223 @@
+"""The shapes the qualify endpoints read and answer (checks of meaning live in the services)."""
+
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import serializers
+
+from memory.api.serializers import choice_field
+from memory.models import Kind
+from qualify.decisions import MAX_MODEL_CHARS, MAX_REASONS_CHARS
+from qualify.funnel import STEPS
+from qualify.inputs import MAX_PROMPT_VERSION_CHARS, MAX_TASK_CHARS, max_chars
+from qualify.models import (
+    MAX_EXTERNAL_ID_CHARS,
+    MAX_FACTS_PER_DECISION,
+    MAX_WHY_CHARS,
+    Arm,
+    Remote,
+    Stage,
+    Verdict,
+)
+from qualify.outcomes import MAX_NOTE_CHARS
+
+
+def _text(name: str, **kwargs) -> serializers.CharField:
+    kwargs.setdefault("required", False)
+    kwargs.setdefault("allow_blank", True)
+    kwargs.setdefault("trim_whitespace", False)  # the service normalises spaces itself
+    return serializers.CharField(
+        max_length=kwargs.pop("max_length", None) or max_chars(name), **kwargs
+    )
+
+
+def external_id(**kwargs) -> serializers.CharField:
+    return serializers.CharField(
+        max_length=MAX_EXTERNAL_ID_CHARS,
+        help_text="your own key for the posting (its URL, an ATS job id)",
+        **kwargs,
+    )
+
+
+class SubjectSerializer(serializers.Serializer):
+    """What a working context is about: a posting's fields, or an agent's task."""
+
+    company = _text("company", help_text="the employer: its facts plus global ones")
+    title = _text("title")
+    role_category = _text("role_category")
+    external_id = external_id(required=False, allow_blank=True)
+    limit = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text=f"facts wanted; more than {MAX_FACTS_PER_DECISION} is capped",
+    )
+
+
+@extend_schema_serializer(component_name="ContextQuery")
+class ContextQuerySerializer(SubjectSerializer):
+    pass
+
+
+@extend_schema_serializer(component_name="ContextRequest")
+class ContextRequestSerializer(SubjectSerializer):
+    location = _text("location")
+    remote = _text("remote", help_text=f"one of: {', '.join(Remote.values)}")
+    salary = _text("salary")
+    description = _text("description")
+    task = _text("task", max_length=MAX_TASK_CHARS, help_text="an agent's free-text task")
+
+
+@extend_schema_serializer(component_name="ContextFact")
+class ContextFactSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    kind = serializers.ChoiceField(choices=Kind.choices)
+    company = serializers.CharField(allow_null=True)
+    score = serializers.FloatField()
+    why = serializers.CharField(allow_blank=True, help_text="what in the posting brought it here")
+
+
+@extend_schema_serializer(component_name="WorkingContext")
+class WorkingContextSerializer(serializers.Serializer):
+    prompt_version = serializers.CharField(help_text="record the decision under this name")
+    arm = serializers.ChoiceField(choices=Arm.choices, help_text="holdout: judge without memory")
+    mode = serializers.ChoiceField(choices=("off", "basic", "mem0"))
+    fallback = serializers.BooleanField()
+    facts = ContextFactSerializer(many=True)
+    block = serializers.CharField(
+        allow_blank=True, help_text="the facts as prompt text; empty for a held-out posting"
+    )
+
+
+@extend_schema_serializer(component_name="DecisionFactUsed")
+class FactUsedSerializer(serializers.Serializer):
+    id = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    why = serializers.CharField(required=False, allow_blank=True, max_length=MAX_WHY_CHARS)
+
+
+@extend_schema_serializer(component_name="DecisionRequest")
+class DecisionRequestSerializer(serializers.Serializer):
+    external_id = external_id()
+    company = _text("company", required=True, allow_blank=False)
+    title = _text("title", required=True, allow_blank=False)
+    verdict = choice_field(Verdict.choices, what="verdict")
+    fit_score = serializers.IntegerField(min_value=0, max_value=100)
+    prompt_version = serializers.CharField(max_length=MAX_PROMPT_VERSION_CHARS)
+    reasons = _text("reasons", max_length=MAX_REASONS_CHARS)
+    fact_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        required=False,
+        max_length=MAX_FACTS_PER_DECISION,
+        help_text="the facts the decision was given (from context)",
+    )
+    facts = FactUsedSerializer(
+        many=True, required=False, max_length=MAX_FACTS_PER_DECISION, help_text="or with why"
+    )
+    model = _text("model", max_length=MAX_MODEL_CHARS, help_text="the model that decided")
+    role_category = _text("role_category")
+    location = _text("location")
+    remote = _text("remote")
+    salary = _text("salary")
+    description = _text("description")
+    url = _text("url")
+
+
+@extend_schema_serializer(component_name="Decision")
+class DecisionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    created = serializers.BooleanField(help_text="false: an exact repeat, nothing written")
+    external_id = serializers.CharField()
+    posting_id = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    fit_score = serializers.IntegerField()
+    prompt_version = serializers.CharField()
+    arm = serializers.ChoiceField(choices=Arm.choices)
+    fact_ids = serializers.ListField(child=serializers.IntegerField())
+    replaced = serializers.IntegerField(
+        allow_null=True, help_text="the earlier verdict this one superseded"
+    )
+    fact_error = serializers.CharField(
+        allow_null=True, help_text="the verdict fact was not written (memory outage)"
+    )
+
+
+@extend_schema_serializer(component_name="OutcomeRequest")
+class OutcomeRequestSerializer(serializers.Serializer):
+    external_id = external_id()
+    stage = choice_field(Stage.choices, what="stage")
+    note = _text("note", max_length=MAX_NOTE_CHARS)
+
+
+@extend_schema_serializer(component_name="Outcome")
+class OutcomeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    created = serializers.BooleanField(help_text="false: already recorded, nothing written")
+    external_id = serializers.CharField()
+    posting_id = serializers.IntegerField()
+    stage = serializers.ChoiceField(choices=Stage.choices)
+    note = serializers.CharField(allow_blank=True)
+    occurred_at = serializers.DateTimeField()
+    qualification_id = serializers.IntegerField(
+        allow_null=True, help_text="the live verdict it is credited to"
+    )
+    fact_error = serializers.CharField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="FunnelRate")
+class _Rate(serializers.Serializer):
+    estimate = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(required=False)
+    high = serializers.FloatField(required=False)
+    n = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="FunnelArmCounts")
+class _Counts(serializers.Serializer):
+    decisions = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+
+
+@extend_schema_serializer(component_name="FunnelStep")
+class _Step(serializers.Serializer):
+    step = serializers.ChoiceField(choices=STEPS)
+    over = serializers.CharField()
+    memory = _Rate()
+    holdout = _Rate()
+    difference = serializers.DictField(allow_null=True)
+    conclusion = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="FunnelPeriod")
+class _Period(serializers.Serializer):
+    # "from" is a keyword: the field is declared by name below.
+    to = serializers.DateTimeField(allow_null=True)
+
+
+_Period._declared_fields["from"] = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="FunnelArms")
+class _Arms(serializers.Serializer):
+    status = serializers.CharField(help_text="off, ok, or not enough data yet")
+    holdout_fraction = serializers.FloatField()
+    min_sample_per_arm = serializers.IntegerField()
+    period = _Period()
+    memory = _Counts()
+    holdout = _Counts()
+    steps = _Step(many=True)
+
+
+@extend_schema_serializer(component_name="FunnelVersion")
+class _Version(serializers.Serializer):
+    prompt_version = serializers.CharField()
+    decisions = serializers.IntegerField()
+    with_memory_facts = serializers.IntegerField()
+    errors = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    rates = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+
+@extend_schema_serializer(component_name="Funnel")
+class FunnelSerializer(serializers.Serializer):
+    steps = serializers.ListField(child=serializers.CharField())
+    versions = _Version(many=True)
+    arms = _Arms()

@@ -1,0 +1,164 @@
+"""One APIView per operation: input serializer (shapes), a qualify service, the answer."""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.exceptions import APIException, NotFound
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from memory.api import exceptions, parsers
+from memory.api.permissions import CanWriteMemory
+from memory.api.serializers import ErrorSerializer
+from qualify import decisions, outcomes, selectors
+from qualify.api import serializers as shapes
+from qualify.errors import DecisionConflict, PostingNotFound
+
+_ERRORS = {
+    code: OpenApiResponse(ErrorSerializer, description=text)
+    for code, text in {
+        400: "bad input (field errors in error.fields; a refused secret names its type)",
+        401: "no or bad credentials",
+        403: "authenticated, but not allowed to write",
+        404: "no posting with that external_id",
+        409: "a different verdict under the same prompt version is already recorded",
+        413: "the request body is over the upload limit",
+        429: "throttled; see Retry-After",
+        503: "the ledger database is unavailable",
+    }.items()
+}
+
+
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    return {code: _ERRORS[code] for code in (400, 401, 429, 503, *codes)}
+
+
+def _validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    body = serializer(data=data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "decision_conflict"
+    default_detail = "a different decision is already recorded"
+
+
+class ScopeThrottle(ScopedRateThrottle):
+    # A host project that set no rate for a scope gets no throttling there, not a 500.
+    def get_rate(self) -> str | None:
+        return self.THROTTLE_RATES.get(self.scope)
+
+
+class QualifyApi(APIView):
+    """memory.api's policies set on the view, so a host project's REST_FRAMEWORK (or none)
+    changes neither the rights, the throttles nor the one error shape."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    parser_classes = [parsers.JSONParser]
+    renderer_classes = [JSONRenderer]
+    throttle_classes = [ScopeThrottle]
+    permission_classes = [IsAuthenticated]
+
+    def get_exception_handler(self) -> Any:
+        return exceptions.handle
+
+
+class ContextApi(QualifyApi):
+    """Reads only, so any authenticated user may ask, by GET or (for long fields) by POST."""
+
+    throttle_scope = "recall"
+
+    def _answer(self, data: dict[str, Any]) -> Response:
+        built = selectors.working_context(**data)
+        return Response(shapes.WorkingContextSerializer(built.to_dict()).data)
+
+    @extend_schema(
+        operation_id="context_retrieve",
+        summary="The working-context block for a posting: arm, prompt version, facts with why",
+        parameters=[shapes.ContextQuerySerializer],
+        responses={200: shapes.WorkingContextSerializer, **_errors()},
+    )
+    def get(self, request: Request) -> Response:
+        return self._answer(_validated(shapes.ContextQuerySerializer, request.query_params))
+
+    @extend_schema(
+        operation_id="context_build",
+        summary="The same, for the posting's whole text (writes nothing)",
+        request=shapes.ContextRequestSerializer,
+        responses={200: shapes.WorkingContextSerializer, **_errors(413)},
+    )
+    def post(self, request: Request) -> Response:
+        return self._answer(_validated(shapes.ContextRequestSerializer, request.data))
+
+
+class WriteApi(QualifyApi):
+    # A list, not `&`: IsAuthenticated fails first so anonymous writers get 401, not 403.
+    permission_classes = [IsAuthenticated, CanWriteMemory]
+    throttle_scope = "write"
+
+
+class DecisionApi(WriteApi):
+    # Recording a decision is adding a qualification, as in the admin (or the writers group).
+    write_permission = "qualify.add_qualification"
+
+    @extend_schema(
+        operation_id="decisions_record",
+        summary="Record a decision: the posting, the decision event and its verdict fact",
+        request=shapes.DecisionRequestSerializer,
+        responses={
+            201: OpenApiResponse(shapes.DecisionSerializer, description="a new decision"),
+            200: OpenApiResponse(shapes.DecisionSerializer, description="an exact repeat"),
+            **_errors(403, 409, 413),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = _validated(shapes.DecisionRequestSerializer, request.data)
+        try:
+            done = decisions.record_decision(**data)
+        except DecisionConflict as exc:
+            raise Conflict(str(exc)) from None
+        code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
+        return Response(shapes.DecisionSerializer(done.to_dict()).data, status=code)
+
+
+class OutcomeApi(WriteApi):
+    write_permission = "qualify.add_outcome"
+
+    @extend_schema(
+        operation_id="outcomes_record",
+        summary="Record a stage the application reached, and its outcome fact",
+        request=shapes.OutcomeRequestSerializer,
+        responses={
+            201: OpenApiResponse(shapes.OutcomeSerializer, description="a new outcome"),
+            200: OpenApiResponse(shapes.OutcomeSerializer, description="already recorded"),
+            **_errors(403, 404, 413),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = _validated(shapes.OutcomeRequestSerializer, request.data)
+        try:
+            done = outcomes.record_outcome(**data)
+        except PostingNotFound as exc:
+            raise NotFound(str(exc)) from None
+        code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
+        return Response(shapes.OutcomeSerializer(done.to_dict()).data, status=code)
+
+
+class FunnelApi(QualifyApi):
+    throttle_classes: list[Any] = []  # a read, like listing facts
+
+    @extend_schema(
+        operation_id="funnel_retrieve",
+        summary="The funnel per prompt version and the memory arm against the holdout",
+        responses={200: shapes.FunnelSerializer, **{c: _ERRORS[c] for c in (401, 503)}},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(selectors.funnel_report())

@@ -1,0 +1,95 @@
+"""Checks on what an outside pipeline sends (the API and MCP doors): each ``clean_*``
+normalises a value or raises a one-line error naming its field; nothing is written first."""
+
+import dataclasses
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+
+from memory.text import has_control_chars
+from qualify.context import Subject
+from qualify.credentials import refuse
+from qualify.errors import QualifyInputError
+from qualify.models import MAX_EXTERNAL_ID_CHARS, Remote
+from qualify.postings import LIMITS
+
+# An agent's free-text task: as long as a fact may be (recall reads its first 500 characters).
+MAX_TASK_CHARS = 2000
+MAX_PROMPT_VERSION_CHARS = 64
+# Multi-line texts keep their line breaks; every other field is collapsed to one line.
+MULTILINE = ("description", "task")
+SUBJECT_FIELDS = tuple(f.name for f in dataclasses.fields(Subject))
+
+
+def max_chars(name: str) -> int:
+    return MAX_TASK_CHARS if name == "task" else LIMITS.get(name, 200)
+
+
+def clean_text(value: Any, *, name: str, limit: int | None = None, required: bool = False) -> str:
+    """A text field: a string without control characters or credentials, within its limit."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise QualifyInputError(f"{name} must be a string", field=name)
+    text = value.strip() if name in MULTILINE else " ".join(value.split())
+    if has_control_chars(text):
+        raise QualifyInputError(f"{name} contains NUL or other control characters", field=name)
+    if required and not text:
+        raise QualifyInputError(f"{name} is empty", field=name)
+    limit = limit or max_chars(name)
+    if len(text) > limit:
+        raise QualifyInputError(f"{name} is longer than {limit} characters", field=name)
+    refuse(name, text)
+    return text
+
+
+def clean_external_id(value: Any) -> str:
+    return clean_text(value, name="external_id", limit=MAX_EXTERNAL_ID_CHARS, required=True)
+
+
+def clean_remote(value: Any) -> str:
+    remote = clean_text(value, name="remote").lower()
+    if remote and remote not in Remote.values:
+        raise QualifyInputError(
+            f"unknown remote {remote!r}; use one of: {', '.join(Remote.values)}", field="remote"
+        )
+    return remote
+
+
+def clean_url(value: Any) -> str:
+    url = clean_text(value, name="url")
+    if url:
+        try:
+            URLValidator(schemes=["http", "https"])(url)
+        except ValidationError:
+            raise QualifyInputError("url is not an http(s) URL", field="url") from None
+    return url
+
+
+def clean_subject(fields: dict[str, Any]) -> Subject:
+    """The posting (or task) a working context is about; at least one field must say what."""
+    unknown = set(fields) - set(SUBJECT_FIELDS)
+    if unknown:
+        raise QualifyInputError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    clean = {
+        name: clean_remote(value) if name == "remote" else clean_text(value, name=name)
+        for name, value in fields.items()
+    }
+    if not any(clean.values()):
+        raise QualifyInputError(
+            "say what the context is for: a company and title, or a task", field="title"
+        )
+    clean["company"] = clean.get("company") or None
+    return Subject(**clean)
+
+
+def clean_limit(value: Any) -> int | None:
+    """Facts wanted; None is the configured default, and above 10 is capped by the builder."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise QualifyInputError("limit must be a whole number of 1 or more", field="limit")
+    if value < 1:
+        raise QualifyInputError(f"limit {value} is below 1", field="limit")
+    return value

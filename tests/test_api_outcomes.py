@@ -1,0 +1,126 @@
+"""`POST /api/outcomes` and `GET /api/funnel`: the stages an outside pipeline's postings reach,
+recorded once each with their outcome fact, and the funnel over its prompt versions and arms,
+the same JSON `karani funnel --json` prints."""
+
+import io
+import json
+
+import pytest
+from api_helpers import client_with, error_of, token_for, user_with_perm
+from django.core.management import call_command
+from ledger_helpers import counts
+
+from memory.models import Memory
+from qualify import holdout
+from qualify.models import Outcome
+
+URL = "https://jobs.example.com/acme/platform-3"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_salt():
+    holdout._salt_cache.clear()
+    yield
+    holdout._salt_cache.clear()
+
+
+@pytest.fixture
+def writer(db, settings):
+    settings.KARANI_MEMORY = "basic"
+    client = json_client(token_for("pipeline", writer=True))
+    body = {
+        "external_id": URL,
+        "company": "Acme",
+        "title": "Platform Engineer",
+        "verdict": "qualified",
+        "fit_score": 82,
+        "prompt_version": "pipeline-v1",
+    }
+    assert client.post("/api/decisions", body, format="json").status_code == 201
+    return client
+
+
+def json_client(token: str):
+    client = client_with(token)
+    client.default_format = "json"
+    return client
+
+
+def test_it_records_the_stage_and_its_fact_once(writer):
+    first = writer.post(
+        "/api/outcomes", {"external_id": URL, "stage": "applied", "note": "via referral"}
+    )
+    before = counts(), Outcome.all_objects.count()
+    again = writer.post(
+        "/api/outcomes", {"external_id": URL, "stage": "applied", "note": "via  referral"}
+    )
+    other_note = writer.post("/api/outcomes", {"external_id": URL, "stage": "applied"})
+
+    assert (first.status_code, again.status_code, other_note.status_code) == (201, 200, 201)
+    body = first.json()
+    assert again.json() == {**body, "created": False}
+    assert body["stage"] == "applied" and body["note"] == "via referral"
+    assert body["qualification_id"] is not None  # credited to the live verdict
+    assert (counts()["memories"], Outcome.all_objects.count()) == (
+        before[0]["memories"] + 1,
+        before[1] + 1,
+    )
+    texts = sorted(Memory.objects.filter(source="outcome").values_list("text", flat=True))
+    assert texts == [
+        "Applied to Platform Engineer at Acme",
+        "Applied to Platform Engineer at Acme: via referral",
+    ]
+
+
+def test_an_unknown_external_id_is_a_404_that_writes_nothing(writer):
+    before = counts(), Outcome.all_objects.count()
+
+    response = writer.post("/api/outcomes", {"external_id": "nope", "stage": "applied"})
+
+    assert response.status_code == 404
+    error = error_of(response)
+    assert error["code"] == "not_found" and "nope" in error["message"]
+    assert (counts(), Outcome.all_objects.count()) == before
+
+
+def test_writing_an_outcome_needs_the_right(writer):
+    reader = json_client(token_for("reader"))
+    granted = json_client(user_with_perm("granted", "qualify.add_outcome"))
+
+    refused = reader.post("/api/outcomes", {"external_id": URL, "stage": "screen"})
+    allowed = granted.post("/api/outcomes", {"external_id": URL, "stage": "screen"})
+
+    assert refused.status_code == 403 and "qualify.add_outcome" in error_of(refused)["message"]
+    assert allowed.status_code == 201
+
+
+def test_the_funnel_is_what_karani_funnel_json_prints(writer, settings):
+    settings.KARANI_MEMORY_HOLDOUT = 0.5
+    for n in range(6):
+        body = {
+            "external_id": f"{URL}/{n}",
+            "company": "Acme",
+            "title": f"Engineer {n}",
+            "verdict": "qualified" if n % 2 else "rejected",
+            "fit_score": 40 + n,
+            "prompt_version": "pipeline-v2",
+        }
+        assert writer.post("/api/decisions", body, format="json").status_code == 201
+    for stage in ("applied", "screen"):
+        writer.post("/api/outcomes", {"external_id": URL, "stage": stage})
+        writer.post("/api/outcomes", {"external_id": f"{URL}/1", "stage": stage})
+    out = io.StringIO()
+    call_command("funnel", "--json", stdout=out)
+
+    response = writer.get("/api/funnel")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body == json.loads(out.getvalue())
+    versions = {v["prompt_version"]: v for v in body["versions"]}
+    assert versions["pipeline-v1"]["counts"]["screen"] == 1
+    assert versions["pipeline-v2"]["decisions"] == 6
+    assert versions["pipeline-v2"]["counts"]["qualified"] == 3
+    arms = body["arms"]
+    assert arms["memory"]["decisions"] + arms["holdout"]["decisions"] == 6
+    assert {s["step"] for s in arms["steps"]} == set(body["steps"])
