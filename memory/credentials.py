@@ -5,12 +5,16 @@ rules, over text with look-alike letters folded to ASCII (docs/security.md).
 ``find_spans`` says where, for redaction.
 """
 
+import re
 import unicodedata
 from functools import lru_cache
 
 from memory import prose_rules, scanner
 from memory.scanner import Span
 
+# What redaction leaves behind is no credential; its kind's words ("Secret Keyword") would
+# otherwise read as a keyword and a value. Masked to the same length, so spans stay in place.
+_MARKER = re.compile(r"\[redacted: [^\]\n]{1,80}\]")
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
 
 
@@ -51,6 +55,13 @@ def _folded(text: str) -> tuple[str, list[int]]:
     return "".join(pieces), origin
 
 
+def _screened(text: str) -> tuple[str, list[int]]:
+    folded, origin = _folded(text)
+    if "[redacted: " in folded:
+        folded = _MARKER.sub(lambda m: "_" * len(m.group()), folded)
+    return folded, origin
+
+
 def normalise(text: str) -> str:
     """``text`` as the detectors see it: NFKC, zero-width characters dropped, look-alikes
     replaced by the ASCII letters they imitate (Cyrillic "\u0440" becomes "p")."""
@@ -60,7 +71,7 @@ def normalise(text: str) -> str:
 def find_spans(text: str) -> list[Span]:
     """Every credential in ``text``: its kind and its place in ``text`` as given, in order,
     overlapping findings merged (the first kind found at a place names it)."""
-    folded, origin = _folded(text)
+    folded, origin = _screened(text)
     found = scanner.scan(folded) + prose_rules.find(folded)
     if origin:  # back from folded offsets to the text's own
         found = [
@@ -80,7 +91,7 @@ def find_spans(text: str) -> list[Span]:
 
 def find_secrets(text: str) -> list[str]:
     """Every credential kind found in ``text``, deduplicated, in a stable order."""
-    folded = normalise(text)
+    folded = _screened(text)[0]
     spans = scanner.scan(folded) + prose_rules.find(folded)
     return list(dict.fromkeys(span.kind for span in spans))
 

@@ -14,9 +14,9 @@ from memory.scanner import Span
 
 # Words that name a credential, in the four languages karani's users write notes in.
 _KEYWORDS = (
-    r"pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ _-]?code)?|passwort|kennwort|zugangscode"
-    r"|mot de passe|mdp|code d'acc[eè]s|contrase[nñ]a|clave(?: api)?|secret|api[_ -]?key"
-    r"|api[_ -]?schl[uü]ssel|cl[eé](?: api| d'api)?|access[_ -]?(?:key|code|token)"
+    r"pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ _-]?code)?|\w*passwort|\w*kennwort"
+    r"|zugangscode|mot de passe|mdp|code d'acc[eè]s|contrase[nñ]a|clave(?: api)?|secret"
+    r"|api[_ -]?key|api[_ -]?schl[uü]ssel|cl[eé](?: api| d'api)?|access[_ -]?(?:key|code|token)"
     r"|auth[_ -]?token|token|client[_ -]?secret"
 )
 # Words that may stand between the keyword and the verb: "the password FOR THE PORTAL is …".
@@ -25,18 +25,29 @@ _BETWEEN = (
     r"\s+[^.,;:!?=\n]{1,40}?)?"
 )
 _VERBS = r"is|was|are|ist|war|lautet|lauten|est|[eé]tait|es|era"
+_OP = rf"(?P<op>:=|=>|=|:|\s(?:{_VERBS})\s)"
 # "password=hunter2", "the password for the portal is Sunshine99", "Passwort ist X",
 # "le mot de passe du portail est X", "la contraseña del portal es X".
 _ASSIGNED = re.compile(
-    rf"(?<![\w-])(?P<key>{_KEYWORDS})(?![\w-]){_BETWEEN}"
-    rf"\s*(?P<op>:=|=>|=|:|\s(?:{_VERBS})\s)\s*"
+    rf"(?<!\w)(?P<key>{_KEYWORDS})(?![\w-]){_BETWEEN}\s*{_OP}\s*"
     r"(?P<quote>[\"'])?(?P<value>[^\s\"']{4,})",
+    re.IGNORECASE,
+)
+# Any few words between a password word and the value ("Mot de passe temporaire envoyé par
+# le recruteur : X"): then only a value that reads as a password on its own counts.
+_PASSWORD_WORDS = (
+    r"pass(?:word|wd|phrase|code)?|pwd|\w*passwort|\w*kennwort|mot de passe|mdp"
+    r"|contrase[nñ]a|clave"
+)
+_ASSIGNED_WIDE = re.compile(
+    rf"(?<!\w)(?P<key>{_PASSWORD_WORDS})(?![\w-])(?:\s+[^\s.,;:!?=]+){{1,6}}?\s*{_OP}\s*"
+    r"(?P<quote>[\"'])?(?P<value>[^\s\"']{6,})",
     re.IGNORECASE,
 )
 # "password Sunshine85%mh", "the passcode Falke63&hc at login": no verb, so the value must
 # look like a password on its own.
 _BARE = re.compile(
-    rf"(?<![\w-])(?P<key>{_KEYWORDS})\s+(?P<value>[^\s\"']{{6,}})",
+    rf"(?<!\w)(?P<key>{_KEYWORDS})\s+(?P<value>[^\s\"']{{6,}})",
     re.IGNORECASE,
 )
 # Configuration-style names: AWS_SECRET_ACCESS_KEY=…, mailgun_api_key = "…", OP_TOKEN: …
@@ -55,7 +66,8 @@ _STRONG = re.compile(
 # "login: jdoe / Sunshine99", "Acceso al portal: jgarcia / X", "usuario: x / contraseña: y".
 _PAIR = re.compile(
     r"(?<![\w-])(?:log[ -]?in|user(?:name)?|account|benutzer(?:name)?|konto|zugang(?:sdaten)?"
-    r"|identifiant|utilisateur|compte|connexion|usuario|cuenta|acceso)(?![\w-])"
+    r"|identifiant|utilisateur|compte|connexion|usuario|cuenta|acceso|cred(?:ential)?s"
+    r"|identifiants|credenciales)(?![\w-])"
     r"[^\n/]{0,40}?[\s:=]\s*(?P<user>[\w.@+-]{2,64})\s*/\s*"
     rf"(?:(?:{_KEYWORDS})\s*[:=]?\s*)?(?P<value>[^\s/]{{4,}})",
     re.IGNORECASE,
@@ -87,9 +99,24 @@ _IN_CONTEXT = re.compile(
 # "their secret is teamwork" and "secret: they prefer Go over Rust" are ordinary sentences.
 _CREDENTIAL_SHAPE = re.compile(r"\d|[a-z][A-Z]|[^\w]")
 _TRAILING_PUNCT = ".,;:!?)"
+_SENTENCE_END = ".,;:)"
 REDACTED = "[redacted"
-# Meeting links carry their passcode hash in the query (zoom.us/j/…?pwd=…): an invitation.
-_MEETING_QUERY = re.compile(r"https?://[\w.-]*zoom\.us/\S*[?&]$", re.IGNORECASE)
+# Job-search and meeting sites whose links carry ids and tracking in their query strings
+# (?gh_jid=…&token=…, zoom's ?pwd=… passcode hash): an invitation or a posting, never a login.
+_KNOWN_HOSTS = (
+    "greenhouse.io", "lever.co", "myworkdayjobs.com", "workday.com", "ashbyhq.com",
+    "smartrecruiters.com", "indeed.com", "linkedin.com", "glassdoor.com", "workable.com",
+    "recruitee.com", "personio.de", "personio.com", "jobvite.com", "icims.com", "taleo.net",
+    "bamboohr.com", "calendly.com", "zoom.us", "meet.google.com", "calendar.google.com",
+    "teams.microsoft.com", "webex.com", "hackerrank.com", "codility.com",
+)  # fmt: skip
+_URL_BEFORE = re.compile(r"https?://(?P<host>[^/\s?#]+)[^\s]*[?&]$", re.IGNORECASE)
+# A numeric passcode beside a meeting link or id is the invitation's, not a login.
+_MEETING_LINE = re.compile(
+    r"zoom\.us/|meet\.google\.com|teams\.microsoft\.com|webex\.com|meeting[ -]?(?:id|number)"
+    r"|besprechungs-?id|id de (?:la )?r[eé]union",
+    re.IGNORECASE,
+)
 _WEBHOOK = re.compile(
     r"https://(?:(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}"
     r"|[\w-]+\.webhook\.office\.com/webhookb2/\S+|chat\.googleapis\.com/v1/spaces/\S+token=\S+)",
@@ -99,8 +126,14 @@ _MAILGUN = re.compile(r"\b(?:pub)?key-[a-f0-9]{32}\b")
 SECRET_KEYWORD = "Secret Keyword"
 
 
+def _redacted(value: str) -> bool:
+    """A redaction marker, as written or as the screen masks it (credentials._MARKER)."""
+    return value.startswith(REDACTED) or not value.strip("_\"'")
+
+
 def _value(match: re.Match[str]) -> tuple[str, int, int]:
-    value = match.group("value").rstrip(_TRAILING_PUNCT)
+    # "!" and "?" stay in the span: passwords end in them more often than sentences do here.
+    value = match.group("value").rstrip(_SENTENCE_END)
     start = match.start("value")
     return value, start, start + len(value)
 
@@ -116,31 +149,57 @@ def _password_like(value: str) -> bool:
     return has_alpha and (any(c.isdigit() for c in value) or bool(re.search(r"[^\w]", value)))
 
 
-def _in_meeting_link(text: str, match: re.Match[str]) -> bool:
+def _benign_here(text: str, match: re.Match[str], value: str) -> bool:
+    """A query parameter of a job-search or meeting link, an id in any link's query, or a
+    meeting's numeric passcode: what job-search notes quote without holding a login."""
     line_start = text.rfind("\n", 0, match.start()) + 1
-    return bool(_MEETING_QUERY.search(text[line_start : match.start()]))
+    line_end = text.find("\n", match.start())
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    url = _URL_BEFORE.search(text[line_start : match.start()])
+    if url:
+        host = url.group("host").lower().rsplit("@", 1)[-1].split(":")[0]
+        if value.isdigit() or any(host == h or host.endswith("." + h) for h in _KNOWN_HOSTS):
+            return True
+    return value.isdigit() and bool(_MEETING_LINE.search(line))
+
+
+_IDENTIFIER_HINT = re.compile(
+    r"(?:pass|pwd|secret|token|api_?key|apikey|access_?key|private_?key|auth)[\w.-]*\s*[:=]",
+    re.IGNORECASE,
+)
 
 
 def _assigned(text: str) -> Iterator[Span]:
+    if ("=" in text or ":" in text) and _IDENTIFIER_HINT.search(text):
+        yield from _identifiers(text)
     for match in _ASSIGNED.finditer(text):
         value, start, end = _value(match)
-        if len(value) < 4 or value.startswith(REDACTED) or _in_meeting_link(text, match):
+        if len(value) < 4 or _redacted(value) or _benign_here(text, match, value):
             continue
         code_like = match.group("op").strip() in {"=", ":="} and _STRONG.fullmatch(
             match.group("key")
         )
         if code_like or match.group("quote") or looks_like_credential(value):
             yield Span(SECRET_KEYWORD, start, end)
+    for match in _ASSIGNED_WIDE.finditer(text):
+        value, start, end = _value(match)
+        # "my password manager of choice is 1Password": a product name, not a password.
+        product = re.fullmatch(r"\d*[A-Z][a-z]+", value)
+        if _password_like(value) and not product and not _redacted(value):
+            yield Span(SECRET_KEYWORD, start, end)
     for match in _BARE.finditer(text):
         value, start, end = _value(match)
-        if len(value) >= 6 and _password_like(value) and not value.startswith(REDACTED):
+        if len(value) >= 6 and _password_like(value) and not _redacted(value):
             yield Span(SECRET_KEYWORD, start, end)
+
+
+def _identifiers(text: str) -> Iterator[Span]:
     for match in _IDENTIFIER.finditer(text):
         value, start, end = _value(match)
         if text[match.start() - 1 : match.start()] in {"?", "&"}:  # a URL's query: one parameter
             value = value.split("&", 1)[0]
             end = start + len(value)
-        if value.startswith(REDACTED) or _in_meeting_link(text, match):
+        if _redacted(value) or _benign_here(text, match, value):
             continue
         if len(value) >= 8 and (_CREDENTIAL_SHAPE.search(value) or match.group("quote")):
             yield Span(SECRET_KEYWORD, start, end)
@@ -149,7 +208,7 @@ def _assigned(text: str) -> Iterator[Span]:
 def _pairs(text: str) -> Iterator[Span]:
     for match in _PAIR.finditer(text):
         value, start, end = _value(match)
-        if _password_like(value) and not value.startswith(REDACTED):
+        if _password_like(value) and not _redacted(value):
             yield Span("User Password Pair", start, end)
 
 
@@ -165,31 +224,71 @@ def _basic_auth(text: str) -> Iterator[Span]:
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
-_SHAPES: list[tuple[str, re.Pattern[str]]] = [
-    ("Curl Credentials", _CURL),
-    ("Bearer Token", _BEARER),
-    ("Connection String Password", _URI),
-    ("Private Key", _PRIVATE_KEY),
-    ("AWS Access Key", _AWS_KEY_ID),
-    ("GitHub Token", _SPLIT_GITHUB),
-    ("API Key", _SK_KEY),
-    ("Webhook URL", _WEBHOOK),
-    ("Mailgun Key", _MAILGUN),
-    ("Token In Context", _IN_CONTEXT),
+# Each rule runs only on text holding one of its trigger words (lowercased): most facts hold
+# none, and a substring test costs far less than a regular expression's scan.
+_KEYWORD_TRIGGERS = (
+    "passw", "passc", "passph", "pass:", "pass=", "pass ", "pw ", "pw:", "pw=", "pwd",
+    "pin ", "pin:", "pin=", "pin-", "pin_", "pincode", "kennwort", "zugangscode", "mot de passe",
+    "mdp", "code d'acc", "contrase", "clave", "secret", "api ", "api_", "api-", "apikey", "clé",
+    "access", "auth_", "auth ", "auth-", "authtoken", "token",
+)  # fmt: skip
+_PAIR_TRIGGERS = (
+    "log", "user", "account", "benutzer", "konto", "zugang", "identifiant", "utilisateur",
+    "compte", "connexion", "usuario", "cuenta", "acceso", "cred",
+)  # fmt: skip
+_IN_CONTEXT_TRIGGERS = (
+    "secret", "token", "passw", "api", "access", "private", "webhook", "credential", "bearer",
+    "auth ", "auths ",
+)  # fmt: skip
+_SHAPES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
+    ("Curl Credentials", _CURL, ("curl",)),
+    ("Bearer Token", _BEARER, ("bearer",)),
+    ("Connection String Password", _URI, ("://",)),
+    ("Private Key", _PRIVATE_KEY, ("-----begin",)),
+    ("AWS Access Key", _AWS_KEY_ID, ("akia", "asia", "abia", "acca", "a3t")),
+    ("GitHub Token", _SPLIT_GITHUB, ("_ ",)),
+    ("API Key", _SK_KEY, ("sk-",)),
+    ("Webhook URL", _WEBHOOK, ("discord", "webhook", "googleapis")),
+    ("Mailgun Key", _MAILGUN, ("key-",)),
+    (
+        "Token In Context",
+        _IN_CONTEXT,
+        _IN_CONTEXT_TRIGGERS,
+    ),
 ]
+
+
+def _triggered(lowered: str, triggers: tuple[str, ...]) -> bool:
+    return any(map(lowered.__contains__, triggers))
 
 
 def find(text: str) -> list[Span]:
     """Every span karani's own rules flag in ``text`` (already folded to ASCII look-alikes)."""
-    spans = [*_assigned(text), *_pairs(text), *_basic_auth(text)]
-    for kind, pattern in _SHAPES:
+    lowered = text.lower()
+    spans: list[Span] = []
+    if _triggered(lowered, _KEYWORD_TRIGGERS):
+        spans += _assigned(text)
+    if "/" in text and _triggered(lowered, _PAIR_TRIGGERS):
+        spans += _pairs(text)
+    if "basic" in lowered:
+        spans += _basic_auth(text)
+    for kind, pattern, triggers in _SHAPES:
+        if not _triggered(lowered, triggers):
+            continue
         for match in pattern.finditer(text):
             if "value" in pattern.groupindex:
                 value = match.group("value")
                 # An id in context is still an id: "auth request 123e4567-e89b-…".
                 uuid = kind == "Token In Context" and _UUID.fullmatch(value)
-                if not value.startswith(REDACTED) and not uuid:
+                if not _redacted(value) and not uuid:
                     spans.append(Span(kind, match.start("value"), match.end("value")))
             else:
                 spans.append(Span(kind, match.start(), match.end()))
     return spans
+
+
+def kinds() -> list[str]:
+    """Every kind karani's own rules report."""
+    return [SECRET_KEYWORD, "User Password Pair", "Basic Auth Credentials"] + [
+        kind for kind, _, _ in _SHAPES
+    ]
