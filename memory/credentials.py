@@ -105,3 +105,8 @@ def redacted(text: str) -> tuple[str, list[str]]:
         last = span.end
     out.append(text[last:])
     return "".join(out), list(dict.fromkeys(s.kind for s in spans))
+
+
+def describe() -> str:
+    """The screen in one line, for `karani doctor`."""
+    return f"{scanner.describe()} + {len(prose_rules.kinds())} prose rules of karani's"

@@ -97,6 +97,5 @@ def describe() -> str:
 
     loaded = rules()
     return (
-        f"kingfisher {__version__}: {len(loaded)} rules ({loaded.cache_status} from "
-        f"{cache_dir()}) + karani's prose rules"
+        f"kingfisher {__version__}: {len(loaded)} rules ({loaded.cache_status} from {cache_dir()})"
     )
