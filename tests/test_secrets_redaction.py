@@ -173,3 +173,34 @@ def test_after_redact_the_bytes_are_in_no_pg_dump_and_no_export(planted):
     out = StringIO()
     call_command("export", stdout=out)
     assert TOKEN not in out.getvalue() and PASSWORD not in out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_admin_lists_and_redacts_for_superusers_only(client, planted):
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model().objects
+    staff = users.create(username="staff", is_staff=True)
+    root = users.create(username="root", is_staff=True, is_superuser=True)
+    url = "/admin/memory/redaction/secrets/"
+
+    client.force_login(staff)
+    assert client.get(url).status_code == 403
+    assert client.post(url).status_code == 403
+    assert redaction.find()  # the staff user redacted nothing
+
+    client.force_login(root)
+    page = client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "github-pat" in html and f"<td>{planted['live']}</td>" in html
+    assert TOKEN not in html and PASSWORD not in html
+    assert client.get("/admin/memory/redaction/").status_code == 200
+
+    done = client.post(url, follow=True)
+    assert done.status_code == 200 and "secrets-none" in done.content.decode()
+    assert redaction.find() == []
+    (audit,) = Redaction.objects.all()
+    assert audit.actor == "root"
+    log = client.get(f"/admin/memory/redaction/{audit.pk}/change/").content.decode()
+    assert TOKEN not in log and PASSWORD not in log
