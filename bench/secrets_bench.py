@@ -63,14 +63,22 @@ def _sets(paths: list[str]) -> list[tuple[str, bool, list[str]]]:
     return sets
 
 
-def _measure(screen: Callable[[str], list[str]], texts: list[str]) -> tuple[int, list[float]]:
-    refused, times = 0, []
-    for text in texts:
-        start = time.perf_counter()
-        found = screen(text)
-        times.append((time.perf_counter() - start) * 1000)
-        refused += bool(found)
-    return refused, times
+def _measure(
+    screen: Callable[[str], list[str]], texts: list[str], passes: int = 3
+) -> tuple[int, list[float]]:
+    """Facts refused, and the per-fact times of the fastest of ``passes`` passes (the others
+    carry what the machine's other work cost, not the screen)."""
+    best: list[float] = []
+    for _ in range(passes):
+        refused, times = 0, []
+        for text in texts:
+            start = time.perf_counter()
+            found = screen(text)
+            times.append((time.perf_counter() - start) * 1000)
+            refused += bool(found)
+        if not best or statistics.fmean(times) < statistics.fmean(best):
+            best = times
+    return refused, best
 
 
 def _p95(values: list[float]) -> float:
@@ -99,10 +107,11 @@ def table(paths: list[str]) -> None:
             refused, times = _measure(screen, texts)
             share = f"{refused / len(texts):.2f}" if credential else f"{refused}"
             row.append(share)
-            timing.append(f"{statistics.fmean(times):.3f} ({_p95(times):.3f})")
+            mean, median = statistics.fmean(times), statistics.median(times)
+            timing.append(f"{mean:.3f} / {median:.3f} ({_p95(times):.3f})")
         print("| " + " | ".join(row + timing) + " |")
     print("(refused: the share of credentials caught, or the count of benign texts refused;")
-    print(" ms/fact: mean, and p95 in brackets)")
+    print(" ms/fact: mean / median (p95), the fastest of 3 passes)")
 
 
 _COLD = """
