@@ -10,7 +10,7 @@ PROG = "karani"
 # django help` lists them), so scripts that call e.g. `karani check` keep working.
 GROUPS: dict[str, tuple[str, ...]] = {
     "Memory": ("remember", "recall", "correct", "forget", "import", "export"),
-    "Health and the semantic index": ("doctor", "reindex", "infra"),
+    "Health and the semantic index": ("doctor", "secrets", "reindex", "infra"),
     "Serving": ("runserver", "mcp", "api-token"),
     "Qualify": ("qualify", "postings", "profile", "outcome", "funnel", "replay"),
     "Set-up": ("migrate", "createsuperuser", "collectstatic"),

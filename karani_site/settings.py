@@ -67,6 +67,10 @@ def _env_list(name: str, default: str = "") -> list[str]:
 # Resolved against the repository root, so `karani` reaches the same ledger from any directory.
 DATA_DIR = Path(os.environ.get("KARANI_DATA_DIR") or BASE_DIR / "var").expanduser().resolve()
 KARANI_DATA_DIR = DATA_DIR
+# The secrets scanner's compiled rules (memory/scanner.py): compiled once, then loaded from here.
+KARANI_SCANNER_CACHE_DIR = Path(
+    os.environ.get("KARANI_SCANNER_CACHE_DIR") or DATA_DIR / "kingfisher-rules"
+).expanduser()
 
 KARANI_MEMORY = _env_choice("KARANI_MEMORY", "basic", ("off", "basic", "mem0"))
 

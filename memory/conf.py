@@ -23,6 +23,8 @@ def _default_data_dir() -> Path:
 DEFAULTS: dict[str, Any] = {
     # Where the breaker's state, mem0's files and the secret scanner's cache live.
     "KARANI_DATA_DIR": None,  # None: _default_data_dir()
+    # The secret scanner's compiled rules; None: KARANI_DATA_DIR / "kingfisher-rules".
+    "KARANI_SCANNER_CACHE_DIR": None,
     # off | basic | mem0 (memory.modes)
     "KARANI_MEMORY": "basic",
     # Facts per working-context block; never more than 10 whatever is set.

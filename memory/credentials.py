@@ -1,79 +1,28 @@
-"""The secrets guard: detect-secrets, plus patterns for the prose shapes it misses, over text
-with look-alike letters folded to ASCII (docs/security.md)."""
+"""The secrets screen: Kingfisher's catalogue for provider credentials plus karani's prose
+rules, over text with look-alike letters folded to ASCII (docs/security.md).
+
+``find_secrets`` answers "is there a credential, and of what kinds" and never the value;
+``find_spans`` says where, for redaction.
+"""
 
 import re
 import unicodedata
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from detect_secrets.plugins.base import BasePlugin
+from memory import prose_rules, scanner
+from memory.scanner import Span
 
-# Entropy scanners are left out on purpose: they flag ordinary quoted words and ids.
-# "Public IP" is not a credential.
-_SKIPPED_TYPES = {"Base64 High Entropy String", "Hex High Entropy String", "Public IP (ipv4)"}
-# The keyword scanner picks its grammar from the file name; the config-file grammar is the
-# one that understands both "password: x" and "password=x" in free text.
-_AS_FILE = "memory.cfg"
-_KEYWORDS = (
-    r"pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ _-]?code)?|passwort|kennwort"
-    r"|mot de passe|contrase[nñ]a|secret|api[_ -]?key|access[_ -]?key|auth[_ -]?token"
-    r"|token|client[_ -]?secret"
-)
-# Keywords that name nothing but a credential: after "=" or ":=" their value is refused
-# whatever it looks like ("password=hunter"); "secret = sauce" is left to the shape rule.
-_STRONG = re.compile(
-    r"pass(?:word|wd|phrase|code)?|pwd|pw|passwort|kennwort|api[_ -]?key|client[_ -]?secret",
-    re.IGNORECASE,
-)
-_EXTRA: list[tuple[str, re.Pattern[str]]] = [
-    # scheme://user:password@host — any scheme, not only the ones BasicAuthDetector knows, and
-    # an empty user too (redis://:password@host).
-    ("Connection String Password", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:[^\s@/]+@", re.I)),
-    # detect-secrets knows RSA/EC/OPENSSH/PGP blocks but not PKCS#8 "ENCRYPTED PRIVATE KEY".
-    ("Private Key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----")),
-    ("Bearer Token", re.compile(r"\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*", re.I)),
-    (
-        "API Key",
-        re.compile(
-            # OpenAI/Anthropic, GitHub fine-grained, Google, npm: no detect-secrets plugin.
-            r"\b(sk-(proj-|ant-)?[A-Za-z0-9_\-]{20,}|github_pat_[A-Za-z0-9_]{30,}"
-            r"|AIza[0-9A-Za-z_\-]{35}|npm_[A-Za-z0-9]{36})\b"
-        ),
-    ),
-    # A classic GitHub token split after its prefix ("ghp_ 1234..."), which detect-secrets'
-    # exact-shape pattern no longer matches.
-    ("GitHub Token", re.compile(r"\bgh[pousr]_\s+[A-Za-z0-9]{36}\b")),
-    # 40 hex digits: a GitHub/GitLab classic token, an SHA-1 HMAC key, a webhook secret. Both
-    # letters and digits are required so that a run of one character class is not counted.
-    (
-        "Hex Token",
-        re.compile(r"\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{40}\b", re.I),
-    ),
-]
-# "password=hunter2", "api_key: abc123", "password := Hunter22!", "my pw is hunter22", "the
-# password was hunter22", "the password for the portal is Sunshine99", "Passwort ist X": a
-# keyword, an optional "for/to/of/on <something>", then a connector and the value.
-_ASSIGNED = re.compile(
-    rf"\b(?P<key>{_KEYWORDS})\b(?:\s+(?:for|to|of|on)\s+[^.,;:!?=\n]{{1,40}}?)?"
-    r"\s*(?P<op>:=|=|:|\s(?:is|was|ist|war|lautet|est|es)\s)\s*"
-    r"(?P<quote>[\"'])?(?P<value>[^\s\"']{4,})",
-    re.IGNORECASE,
-)
-# A value looks like a credential when it has a digit, a symbol or a lower-to-upper hump;
-# "their secret is teamwork" and "secret: they prefer Go over Rust" are ordinary sentences.
-_CREDENTIAL_SHAPE = re.compile(r"\d|[a-z][A-Z]|[^\w]")
-_TRAILING_PUNCT = ".,;:!?)"
-_ZERO_WIDTH = dict.fromkeys(
-    ord(ch) for ch in "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"
-)
+# What redaction leaves behind is no credential; its kind's words ("Secret Keyword") would
+# otherwise read as a keyword and a value. Masked to the same length, so spans stay in place.
+_MARKER = re.compile(r"\[redacted: [^\]\n]{1,80}\]")
+_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
 
 
 @lru_cache(maxsize=1)
 def _look_alikes() -> dict[int, str]:
     """Each non-ASCII character Unicode lists as confusable with one printable ASCII one."""
-    # Imported on first use, like detect-secrets below: every process that starts Django
-    # loads this module (the admin's forms), and most never check a secret.
+    # Imported on first use: every process that starts Django loads this module (the
+    # admin's forms), and most never check a secret.
     from confusable_homoglyphs.confusables import confusables_data
 
     table: dict[int, str] = {}
@@ -87,65 +36,77 @@ def _look_alikes() -> dict[int, str]:
     return table
 
 
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    if char in _ZERO_WIDTH:
+        return ""
+    return unicodedata.normalize("NFKC", char).translate(_look_alikes())
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` as the rules see it, and for each folded character the index it came from."""
+    if text.isascii():
+        return text, []
+    pieces, origin = [], []
+    for index, char in enumerate(text):
+        folded = char if char.isascii() else _fold_char(char)
+        pieces.append(folded)
+        origin.extend([index] * len(folded))
+    return "".join(pieces), origin
+
+
+def _screened(text: str) -> tuple[str, list[int]]:
+    folded, origin = _folded(text)
+    if "[redacted: " in folded:
+        folded = _MARKER.sub(lambda m: "_" * len(m.group()), folded)
+    return folded, origin
+
+
 def normalise(text: str) -> str:
     """``text`` as the detectors see it: NFKC, zero-width characters dropped, look-alikes
     replaced by the ASCII letters they imitate (Cyrillic "\u0440" becomes "p")."""
-    if text.isascii():
-        return text
-    folded = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
-    return folded.translate(_look_alikes())
+    return _folded(text)[0]
 
 
-def _looks_like_credential(value: str) -> bool:
-    value = value.rstrip(_TRAILING_PUNCT)
-    return len(value) >= 4 and bool(_CREDENTIAL_SHAPE.search(value))
-
-
-def _assigned_secret(text: str) -> bool:
-    for match in _ASSIGNED.finditer(text):
-        value = match.group("value").rstrip(_TRAILING_PUNCT)
-        if len(value) < 4:
+def find_spans(text: str) -> list[Span]:
+    """Every credential in ``text``: its kind and its place in ``text`` as given, in order,
+    overlapping findings merged (the first kind found at a place names it)."""
+    folded, origin = _screened(text)
+    found = scanner.scan(folded) + prose_rules.find(folded)
+    if origin:  # back from folded offsets to the text's own
+        found = [
+            Span(s.kind, origin[s.start], origin[s.end - 1] + 1 if s.end else 0) for s in found
+        ]
+    merged: list[Span] = []
+    for span in sorted(found, key=lambda s: (s.start, -s.end)):
+        if span.end <= span.start:
             continue
-        op = match.group("op").strip()
-        code_like = op in {"=", ":="} and _STRONG.fullmatch(match.group("key"))
-        if code_like or match.group("quote") or _looks_like_credential(value):
-            return True
-    return False
-
-
-@lru_cache(maxsize=1)
-def _plugins() -> tuple["BasePlugin", ...]:
-    # Built once, on first use: calling the plugins directly skips detect-secrets' settings
-    # machinery on every call.
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-
-    return tuple(
-        cls()
-        for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items())
-        if secret_type not in _SKIPPED_TYPES
-    )
-
-
-def _plugin_findings(line: str) -> set[str]:
-    found = set()
-    for plugin in _plugins():
-        for secret in plugin.analyze_line(filename=_AS_FILE, line=line, line_number=0):
-            # The keyword scanner takes the rest of the line as the value, so "secret: they
-            # prefer Go over Rust" would be a secret; judge its first word as prose is judged.
-            if secret.type == "Secret Keyword":
-                first = (secret.secret_value or "").split(maxsplit=1)
-                if not first or not _looks_like_credential(first[0]):
-                    continue
-            found.add(secret.type)
-    return found
+        if merged and span.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Span(last.kind, last.start, max(last.end, span.end))
+        else:
+            merged.append(span)
+    return merged
 
 
 def find_secrets(text: str) -> list[str]:
-    """Every credential type found in ``text``, deduplicated, in a stable order."""
-    text = normalise(text)
-    found = [label for label, pattern in _EXTRA if pattern.search(text)]
-    if _assigned_secret(text):
-        found.append("Secret Keyword")
-    for line in text.splitlines() or [text]:
-        found += sorted(_plugin_findings(line))
-    return list(dict.fromkeys(found))
+    """Every credential kind found in ``text``, deduplicated, in a stable order."""
+    folded = _screened(text)[0]
+    spans = scanner.scan(folded) + prose_rules.find(folded)
+    return list(dict.fromkeys(span.kind for span in spans))
+
+
+def redacted(text: str) -> tuple[str, list[str]]:
+    """``text`` with each credential replaced by ``[redacted: <kind>]``, and the kinds."""
+    spans = find_spans(text)
+    out, last = [], 0
+    for span in spans:
+        out += [text[last : span.start], f"[redacted: {span.kind}]"]
+        last = span.end
+    out.append(text[last:])
+    return "".join(out), list(dict.fromkeys(s.kind for s in spans))
+
+
+def describe() -> str:
+    """The screen in one line, for `karani doctor`."""
+    return f"{scanner.describe()} + {len(prose_rules.kinds())} prose rules of karani's"

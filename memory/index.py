@@ -43,6 +43,30 @@ def removed(memory_ids: Sequence[int]) -> None:
         _safely(lambda: sync.removed(memory_ids), "could not remove deleted rows")
 
 
+def redacted(memory_ids: Sequence[int]) -> None:
+    """Facts rewritten in place by redaction: every vector they had goes (extraction may have
+    made several), the store's table is vacuumed so no payload keeps the old text, and the
+    live ones are indexed again from their new text."""
+    if modes.current() == modes.MEM0 and memory_ids:
+        from memory.semantic.guard import guarded
+
+        ids = list(memory_ids)
+        _safely(lambda: guarded(lambda client: _purge(client, ids)), "could not purge rows")
+        added(ids)
+
+
+def _purge(client: Any, ids: list[int]) -> None:
+    import psycopg
+    from psycopg import sql
+
+    from memory.semantic import store
+
+    store.delete_ledger_ids(client, ids)
+    # Deleted vectors stay in the table's pages until it is rewritten.
+    with psycopg.connect(client.config.dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("VACUUM FULL {}").format(sql.Identifier(client.config.collection)))
+
+
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit] | None:
     """Semantic candidates (ledger ids, best first, possibly stale), or None to fall back."""
     if modes.current() != modes.MEM0:

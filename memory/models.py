@@ -203,3 +203,21 @@ class Memory(SoftDeleteModel):
         if hasattr(self, "superseded_by"):
             return "superseded"
         return "deleted"
+
+
+class Redaction(models.Model):
+    """One run of `karani secrets --redact` (or the admin's action): who, when, and which
+    stored texts it rewrote with which kinds of credential. Never the values."""
+
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    actor = models.CharField(max_length=150, blank=True, default="", editable=False)
+    # [{"table", "id", "field", "kinds": [...]}, ...]
+    items = models.JSONField(default=list, editable=False)
+
+    class Meta:
+        db_table = "memory_redactions"
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        when = f"{self.created_at:%Y-%m-%d %H:%M}"
+        return f"{len(self.items)} texts redacted by {self.actor or '?'} on {when}"

@@ -8,9 +8,12 @@ class QualifyConfig(AppConfig):
 
     def ready(self) -> None:
         # memory never imports qualify: it learns about decisions through this registry.
-        from memory import attribution, mcp_registry
+        from memory import attribution, mcp_registry, stored_texts
         from qualify.attribution import provider
+        from qualify.stored_texts import provider as texts
 
         attribution.register(provider)
         # By name: only `karani mcp` imports the tools (and the MCP SDK with them).
         mcp_registry.register("qualify.mcp_tools.add_tools")
+        # `karani secrets` screens qualify's stored texts too, through this registry.
+        stored_texts.register(texts)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from django.apps import apps
+from django.conf import settings
 from django.db import connection
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,6 +33,8 @@ def child_env(**overrides: str | None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.setdefault("MEM0_TELEMETRY", "False")
+    # Children load the scanner rules this process compiled instead of compiling their own.
+    env.setdefault("KARANI_SCANNER_CACHE_DIR", str(settings.KARANI_SCANNER_CACHE_DIR))
     for name, value in overrides.items():
         if value is None:
             env.pop(name, None)

@@ -107,8 +107,8 @@ def test_it_refuses_a_secret_naming_what_it_detected(writer):
     assert response.status_code == 400
     error = error_of(response)
     assert error["code"] == "secret_refused"
-    assert "GitHub Token" in error["detected"]
-    assert "GitHub Token" in error["message"]
+    assert "github-pat" in error["detected"]
+    assert "github-pat" in error["message"]
     assert list(error["fields"]) == ["text"]
     assert Memory.all_objects.count() == 0
 

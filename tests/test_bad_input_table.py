@@ -38,6 +38,10 @@ PAYLOADS = {
         r"credential",
     ),
     "prose password": ("the password was hunter22", r"credential"),
+    # Issue 30: words between the keyword and the value, pairs, a provider the old screen missed.
+    "german prose password": ("Das Passwort für das Bewerberportal ist Falke12!", r"credential"),
+    "user password pair": ("Recruiter sent my login: jdoe / Sunshine99", r"credential"),
+    "provider token": ("Hugging Face token 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", r"credential"),
     "company credential": ("Acme password=hunter22", r"credential"),
     "ref credential": (GITHUB, r"credential"),
     "reason credential": ("rotated, token=abcd1234efgh5678", r"credential"),
@@ -79,7 +83,15 @@ def _rows(interface: str, operation: str, field: str, *payloads: str) -> list[Ro
     return [Row(interface, operation, field, p) for p in payloads]
 
 
-REMEMBER_TEXT = ("credential", "look-alike credential", "prose password", "escape sequence")
+REMEMBER_TEXT = (
+    "credential",
+    "look-alike credential",
+    "prose password",
+    "german prose password",
+    "user password pair",
+    "provider token",
+    "escape sequence",
+)
 API_ROWS = [
     *_rows("api", "remember", "text", *REMEMBER_TEXT, "NUL", "blank", "long text"),
     *_rows("api", "remember", "company", "company credential", "escape sequence", "blank"),

@@ -133,7 +133,7 @@ def test_it_serves_remember_and_recall_and_refuses_secrets(server_env, tmp_path)
     assert out["first"]["created"] is True
     assert out["again"] == {"id": out["first"]["id"], "created": False, "seen_count": 2}
     assert out["secret"].is_error
-    assert "refused" in _text(out["secret"]) and "GitHub Token" in _text(out["secret"])
+    assert "refused" in _text(out["secret"]) and "github-pat" in _text(out["secret"])
     for name in ("bad_kind", "bad_limit", "empty"):
         assert out[name].is_error, name
     assert "query is empty" in _text(out["empty"])

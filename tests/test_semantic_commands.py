@@ -139,6 +139,7 @@ def test_doctor_is_happy_when_every_layer_answers(ledger):
         "llm": True,
         "pending": True,
         "index vs ledger": True,
+        "secrets screen": True,
     }
     text, _ = _run("doctor")
     assert "mode mem0 · ok" in text

@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
 from memory import attribution
+from memory.admin import secrets  # noqa: F401  (registers the redaction pages)
 from memory.admin.curation import CurationViews, fact_chain
 from memory.admin.filters import CompanyFilter, StatusFilter
 from memory.models import Memory

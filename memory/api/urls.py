@@ -1,8 +1,9 @@
 from collections.abc import Callable
 
 from django.apps import apps
-from django.http import HttpRequest, JsonResponse
-from django.urls import path, re_path
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, path, re_path, resolve
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
@@ -17,10 +18,32 @@ def _in_the_api(view: Callable) -> Callable:
     return view
 
 
+def _is_api_view(view: Callable) -> bool:
+    view_class = getattr(view, "view_class", None)
+    return getattr(view, "karani_api", False) or getattr(view_class, "karani_api", False)
+
+
+def _other_spelling(path_info: str) -> str:
+    return path_info[:-1] if path_info.endswith("/") else f"{path_info}/"
+
+
+# Exempt from Django's CSRF check, which would answer a POST here with its HTML 403 page
+# before this view ran; it writes nothing, and the views it hands over to are DRF's own
+# (csrf-exempt too, with DRF's session check answering in JSON).
 @_in_the_api
-def not_found(request: HttpRequest, *args: object) -> JsonResponse:
-    """Any other path under the API's prefix: its JSON 404 instead of Django's HTML page."""
-    return JsonResponse(error_body("not_found", "no such API endpoint"), status=404)
+@csrf_exempt
+def not_found(request: HttpRequest, *args: object) -> HttpResponse:
+    """Any other path under the API's prefix: the endpoint under its other spelling (with or
+    without the trailing slash, so both work), else the API's JSON 404 whatever the method."""
+    other = _other_spelling(request.path_info)
+    try:
+        match = resolve(other, getattr(request, "urlconf", None))
+    except Resolver404:
+        match = None
+    if match is not None and match.func is not not_found and _is_api_view(match.func):
+        return match.func(request, *match.args, **match.kwargs)
+    message = f"no such API endpoint: {request.path_info}"
+    return JsonResponse(error_body("not_found", message), status=404)
 
 
 # The schema and its docs describe the API, they do not expose data: readable without a token.

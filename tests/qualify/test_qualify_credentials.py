@@ -45,8 +45,8 @@ def _stored_anywhere(secret: str) -> bool:
 @pytest.mark.parametrize(
     ("field", "value", "kind"),
     [
-        ("description", f"Apply with the token {GITHUB_TOKEN}", "GitHub Token"),
-        ("salary", "90k; api_key=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "API Key"),
+        ("description", f"Apply with the token {GITHUB_TOKEN}", "github-pat"),
+        ("salary", "90k; api_key=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "Secret Keyword"),
         ("company", f"Initech {AWS_KEY}", "AWS Access Key"),
         ("dealbreakers", ["relocation", PASSWORD], "Secret Keyword"),
     ],

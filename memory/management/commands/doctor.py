@@ -4,6 +4,8 @@ from django.core.management.base import CommandError, CommandParser
 from rich.console import Console
 from rich.table import Table
 
+from memory import credentials
+from memory.errors import first_line
 from memory.management.base import KaraniCommand
 from memory.semantic import health
 
@@ -16,6 +18,10 @@ class Command(KaraniCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         report = health.diagnose()
+        try:
+            report.add("secrets screen", True, credentials.describe())
+        except Exception as exc:  # the screen cannot load: every write would fail
+            report.add("secrets screen", False, first_line(exc))
         if opts["json"]:
             self.write_json({**report.to_dict(), "settings": health.settings_summary()})
         else:

@@ -1,0 +1,99 @@
+"""Kingfisher (kingfisher-secret-scanner), the screen's provider-credential half: one small
+adapter around its public API, so the next upgrade fails in one place (docs/security.md).
+
+Its rules are compiled once and cached under KARANI_DATA_DIR; scanning is in-process and
+never touches the network (validation and revocation are never called).
+"""
+
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memory.conf import settings
+
+if TYPE_CHECKING:
+    from kingfisher_sdk import Rules, Scanner
+
+CACHE_SUBDIR = "kingfisher-rules"
+# Rule ids carry the catalogue they came from ("betterleaks.github-pat",
+# "veles.secrets/gcp-api-key") and, for a provider's second pattern, a ".1" suffix.
+_FAMILIES = ("betterleaks.", "veles.secrets/", "kingfisher.", "custom.")
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a credential sits in a text (character offsets) and what kind it is."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def cache_dir() -> Path:
+    configured = settings.KARANI_SCANNER_CACHE_DIR
+    return Path(configured) if configured else settings.KARANI_DATA_DIR / CACHE_SUBDIR
+
+
+def kind_of(rule_id: str) -> str:
+    """The rule's provider and shape, as karani names kinds: ``github-pat``."""
+    for family in _FAMILIES:
+        if rule_id.startswith(family):
+            rule_id = rule_id[len(family) :]
+            break
+    head, _, tail = rule_id.rpartition(".")
+    return head if head and tail.isdigit() else rule_id
+
+
+@lru_cache(maxsize=1)
+def rules() -> "Rules":
+    from kingfisher_sdk import Rules
+
+    path = cache_dir()
+    # The library refuses a cache directory others can write to; ours is the owner's alone.
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return Rules(cache_dir=path)
+
+
+@lru_cache(maxsize=1)
+def _scanner() -> "Scanner":
+    from kingfisher_sdk import Scanner
+
+    # dedup off: the same token in two texts is two findings, each text judged alone.
+    return Scanner(rules(), dedup=False)
+
+
+def scanner() -> "Scanner":
+    # Compiling (or loading) the catalogue takes a second or more: one thread does it once.
+    with _lock:
+        return _scanner()
+
+
+def scan(text: str) -> list[Span]:
+    """Each provider credential in ``text`` (visible findings only), by character offset."""
+    data = text.encode("utf-8")
+    spans = []
+    for finding in scanner().scan(data):
+        if not finding.visible:
+            continue
+        where = finding.location
+        start, end = where["start_offset"], where["end_offset"]
+        if not text.isascii():  # the library counts bytes; karani counts characters
+            start = len(data[:start].decode("utf-8", "ignore"))
+            end = len(data[:end].decode("utf-8", "ignore"))
+        spans.append(Span(kind_of(finding.rule_id), start, end))
+    return spans
+
+
+def describe() -> str:
+    """One line for `karani doctor`: the library, its version, its rules and their cache."""
+    from kingfisher_sdk import __version__
+
+    loaded = rules()
+    return (
+        f"kingfisher {__version__}: {len(loaded)} rules ({loaded.cache_status} from {cache_dir()})"
+    )
