@@ -64,7 +64,12 @@ def main() -> None:
     for name, values in rows.items():
         kept = values[args.warmup :]
         table.append(
-            [name, len(kept), f"{semantic_env.pct(kept, 50):.2f}", f"{semantic_env.pct(kept, 95):.2f}"]
+            [
+                name,
+                len(kept),
+                f"{semantic_env.pct(kept, 50):.2f}",
+                f"{semantic_env.pct(kept, 95):.2f}",
+            ]
         )
     print(f"ledger: {args.ledger}; rows left pending in mem0 mode: {pending}")
     print(semantic_env.table(["path (ms per fact)", "n", "p50", "p95"], table))

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from memory import modes
+
 
 class MemoryConfig(AppConfig):
     name = "memory"
@@ -7,6 +9,4 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from memory import modes
-
         modes.warn_if_unavailable()

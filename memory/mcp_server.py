@@ -2,6 +2,7 @@
 errors in one line, and a database outage never stops the server."""
 
 import logging
+from importlib import metadata
 from typing import Annotated, Any
 
 from django.db import DatabaseError, close_old_connections
@@ -9,10 +10,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import Field, ValidationError
 
-from karani_site.version import VERSION
 from memory import selectors, services, validation
 from memory.errors import FactNotFound, MemoryInputError, first_line
 from memory.text import MAX_TEXT_CHARS
+
+try:
+    VERSION = metadata.version("karani")
+except metadata.PackageNotFoundError:  # a source tree that was never installed
+    VERSION = "0+unknown"
 
 log = logging.getLogger("karani.mcp")
 

@@ -8,8 +8,9 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Prefetch
 
-from memory import modes, selectors
-from memory.text import company_key
+from memory import selectors
+from memory.selectors import modes
+from memory.services import company_key
 from qualify.models import MAX_FACTS_PER_DECISION, PROGRESS, Outcome, Posting, Qualification
 
 log = logging.getLogger("karani.qualify")

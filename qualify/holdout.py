@@ -6,7 +6,7 @@ import secrets
 from django.conf import settings
 from django.db import transaction
 
-from memory import modes
+from memory.selectors import modes
 from qualify.models import Arm, InstallationSalt
 
 _salt_cache: dict[str, str] = {}

@@ -183,7 +183,7 @@ def test_it_answers_503_when_the_database_fails(writer, fact_id, monkeypatch):
     assert "connection" not in error["message"]  # no driver details leak to clients
 
 
-def test_it_throttles_recall_and_writes_per_scope(writer, monkeypatch):
+def test_it_throttles_recall_and_writes_per_scope(writer, monkeypatch, clock):
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": "2/min", "write": "1/min"})
     cache.clear()
     try:
@@ -197,9 +197,12 @@ def test_it_throttles_recall_and_writes_per_scope(writer, monkeypatch):
         assert error_of(second)["code"] == "throttled"
         # Listing is a read outside both scopes.
         assert writer.get("/api/memories").status_code == 200
+        clock.advance(61)  # past the window: both scopes answer again
+        assert writer.get("/api/memories/recall", {"q": "x"}).status_code == 200
+        assert writer.post("/api/memories", {"text": "Likes Go"}, format="json").status_code == 201
     finally:
         cache.clear()
-    assert Memory.objects.count() == 1
+    assert Memory.objects.count() == 2
 
 
 NESTED = "[" * 2000 + "]" * 2000

@@ -12,7 +12,7 @@ from typing import Any
 
 from memory.errors import first_line
 from memory.semantic import config as cfgmod
-from memory.semantic import extraction
+from memory.semantic import extraction, mem0_adapter, schema
 from memory.semantic.config import SemanticConfig, SemanticUnavailable
 
 log = logging.getLogger("karani.memory")
@@ -190,17 +190,16 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     except Exception as exc:
         first = first_line(exc)
         raise SemanticUnavailable(f"could not load the embedder or mem0: {first}") from exc
-    # Memory() built its own PGVector on our pool; we hand it ours below. Detach the spare
-    # first: its __del__ closes "its" pool, which is the one we keep using.
-    memory.vector_store.connection_pool = None
-    # mem0 picks OpenRouter whenever OPENROUTER_API_KEY is in the environment; karani's
-    # extraction must only ever talk to the configured local endpoint.
-    memory.llm.client = OpenAI(
+    # Memory() built its own PGVector on our pool; we hand it ours in get().
+    mem0_adapter.detach_own_store(memory)
+    # karani's extraction must only ever talk to the configured local endpoint.
+    client = OpenAI(
         api_key=cfg.llm_api_key,
         base_url=cfg.llm_base_url or cfgmod.UNUSED_LLM_URL,
         timeout=cfg.llm_timeout,
         max_retries=0,
     )
+    mem0_adapter.use_llm_client(memory, client)
     probe = memory.embedding_model.embed("dimension check", "search")
     if len(probe) != cfg.embedder_dims:
         raise SemanticUnavailable(
@@ -245,17 +244,13 @@ def get() -> Client:
                 discard_store()
                 raise
             _memory_key = cfg.model_key()
-        _memory.vector_store = _store
-        _memory.collection_name = cfg.collection
+        mem0_adapter.adopt_store(_memory, _store)
         client = Client(memory=_memory, store=_store, config=cfg, llm_budget=_budget)
         if fresh:
             # First use of this store in the process: make sure the collection and the
             # indexes the scoped search relies on exist (a dropped table comes back here).
-            from memory.semantic import store as storemod
-
             try:
-                _store._ensure_collection()
-                storemod.ensure_indexes(client)
+                schema.ensure(_store, cfg)
             except BaseException:
                 discard_store()
                 raise
