@@ -20,6 +20,7 @@ from memory.semantic.config import MEM0_USER, UNUSED_LLM_URL
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
+
 def _indexes(dsn: str, table: str) -> set[str]:
     with psycopg.connect(dsn) as conn:
         rows = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [table])
