@@ -38,15 +38,15 @@ def test_it_runs_on_a_mem0_in_the_range_pyproject_pins():
 
 @pytest.mark.pgvector
 @pytest.mark.django_db(transaction=True)
-def test_it_creates_a_missing_collection_and_only_then(mem0_mode, vector_database):
-    store = clientmod.get().store
+def test_it_creates_a_new_stores_missing_collection(mem0_mode, vector_database):
+    clientmod.get().store.delete_col()
+    clientmod.discard_store()
+    store = clientmod.get().store  # a new store: schema.ensure -> ensure_collection
 
-    assert mem0_adapter.ensure_collection(store) is False
-    store.delete_col()
-    assert mem0_adapter.ensure_collection(store) is True
-    assert mem0_adapter.ensure_collection(store) is False
     with psycopg.connect(vector_database) as conn:
         assert conn.execute("SELECT to_regclass(%s) IS NOT NULL", [mem0_mode]).fetchone()[0]
+    mem0_adapter.ensure_collection(store)  # and once there, nothing to do
+    assert store.list(top_k=5) == [[]]
 
 
 @pytest.mark.pgvector

@@ -10,6 +10,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+from psycopg.adapt import AdaptersMap
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool
+
 from memory.errors import first_line
 from memory.semantic import config as cfgmod
 from memory.semantic import extraction, mem0_adapter, schema
@@ -66,7 +71,7 @@ def import_mem0(cfg: SemanticConfig) -> Any:
     """``mem0.Memory``, imported with telemetry off and its files under KARANI_DATA_DIR."""
     cfgmod.prepare_environment(cfg)
     try:
-        from mem0 import Memory
+        from mem0 import Memory  # optional (the memory extra), and slow to import
         from mem0.vector_stores import pgvector  # noqa: F401  (needs psycopg_pool)
     except Exception as exc:  # ImportError, or anything a broken install raises at import
         first = first_line(exc)
@@ -96,8 +101,6 @@ def _configure_connection(conn: Any) -> None:
 def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
     """libpq parameters that bound every way a vector-store call can hang: connecting, a
     slow or blocked statement (lifted by reindex), and a peer that vanished mid-call."""
-    from psycopg.conninfo import conninfo_to_dict
-
     timeout_ms = max(100, round(cfg.timeout * 1000))
     # Keep any options the DSN already carries (e.g. a search_path); ours come last and win.
     options = conninfo_to_dict(cfg.dsn).get("options") or ""
@@ -114,10 +117,7 @@ def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
 
 def new_pool(cfg: SemanticConfig) -> Any:
     """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
-    import psycopg
-    from pgvector.psycopg.vector import VectorBinaryDumper
-    from psycopg.adapt import AdaptersMap
-    from psycopg_pool import ConnectionPool
+    from pgvector.psycopg.vector import VectorBinaryDumper  # optional (the memory extra)
 
     # numpy arrays go out in pgvector's binary format; unlike pgvector's register_vector this
     # needs no ``vector`` type yet (mem0 creates it later).
@@ -154,7 +154,7 @@ def _store_config(cfg: SemanticConfig, pool: Any) -> dict[str, Any]:
 
 def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
     """A PGVector on our pool, built as mem0's Memory builds its own."""
-    from mem0.configs.vector_stores.pgvector import PGVectorConfig
+    from mem0.configs.vector_stores.pgvector import PGVectorConfig  # optional (memory extra)
     from mem0.utils.factory import VectorStoreFactory
 
     return VectorStoreFactory.create("pgvector", PGVectorConfig(**_store_config(cfg, pool)))
@@ -162,11 +162,11 @@ def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
 
 def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     Memory = import_mem0(cfg)
-    from openai import OpenAI
+    from openai import OpenAI  # slow to import: loaded with mem0, never at start-up
 
     embedder = cfgmod.embedder_config(cfg)
     if not cfg.embedder_is_remote and cfg.embedder_threads:
-        import torch
+        import torch  # optional (the memory extra)
 
         # One intra-op thread by default: torch's spinning workers slow a one-sentence
         # query on a busy machine (MEM0.md).

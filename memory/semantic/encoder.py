@@ -44,7 +44,7 @@ def _local_model(client: Client) -> Any:
     model = getattr(embedder, "model", None)  # mem0's remote (OpenAI-style) embedder has none
     if model is None or getattr(embedder.config, "huggingface_base_url", None):
         return None
-    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import SentenceTransformer  # optional (the memory extra)
 
     if not isinstance(model, SentenceTransformer):
         return None

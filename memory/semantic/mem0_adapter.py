@@ -22,16 +22,14 @@ def index_name(collection: str, suffix: str) -> str:
     return f"{collection}_{suffix}"
 
 
-def ensure_collection(store: Any) -> bool:
-    """Create the store's table (and mem0's indexes) when missing; was it created?
+def ensure_collection(store: Any) -> None:
+    """Create a new store's table (and mem0's indexes) when it is missing.
 
-    mem0 does this lazily on first use and then never looks again, so a dropped table stays
-    dropped for that store; karani calls this on every new store instead.
+    mem0 checks once per store, on the store's first call, and then trusts the table for the
+    store's lifetime: a dropped table stays dropped for that store, so karani discards a
+    store after any failure and calls this on every new one.
     """
-    if store.collection_name in store.list_cols():
-        return False
-    store.create_col()
-    return True
+    store.list(top_k=0)  # the cheapest public call; mem0 runs its check first
 
 
 def adopt_store(memory: Any, store: Any) -> None:

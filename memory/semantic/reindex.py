@@ -58,7 +58,7 @@ def encoder_threads(client: Client) -> Iterator[int]:
     if client.config.embedder_is_remote:
         yield 0
         return
-    import torch
+    import torch  # optional (the memory extra)
 
     before = torch.get_num_threads()
     threads = max(before, os.cpu_count() or 1)

@@ -52,7 +52,7 @@ def embed_texts(client: Client, texts: list[str]) -> Any:
 def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> list[str]:
     # float32 arrays go to PostgreSQL in pgvector's binary format (client.new_pool);
     # lists would be formatted and parsed back as text, a tenth of the CPU per row.
-    import numpy as np
+    import numpy as np  # loaded with the model; never on a basic-mode start-up
 
     ids = [str(uuid.uuid4()) for _ in payloads]
     arrays = [np.asarray(v, dtype=np.float32) for v in vectors]
