@@ -6,15 +6,20 @@ Paths timed per fact (ms): ``remember, basic`` (the ledger write alone: the base
 ``remember, mem0`` (the ledger write, then the fact embedded and inserted into the index after
 commit: memory.semantic.sync), and ``payload`` (memory.semantic.store.payload alone, what every
 vector's metadata costs to build). Facts come from bench/ledgergen.py, a fresh set per path, so
-no write is a duplicate. Databases: semantic_env's (the bench ledger and vector databases), the
-collection ``bench_remember``.
+no write is a duplicate. Databases: ``karani_sem_remember_ledger`` (PostgreSQL, dropped and
+recreated each run) or SQLite under the temp dir, and ``karani_sem_remember_vec``.
 """
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
+# Its own databases: semantic_env starts the ledger afresh, and the shared bench ledger is
+# another bench's (read when semantic_env is imported).
+os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_sem_remember_ledger")
+os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_sem_remember_vec")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semantic_env
 
