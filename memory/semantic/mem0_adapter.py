@@ -1,8 +1,8 @@
 """What karani needs of mem0 that mem0 does not publish, in one place (mem0ai 2.2.x).
 
 Everything else karani does with mem0 goes through its public API: ``Memory.from_config``,
-``VectorStoreFactory``, the vector store's ``insert``/``search``/``list_cols``/``create_col``/
-``delete_col``, the embedder's ``embed``/``embed_batch`` and the LLM's ``generate_response``.
+``VectorStoreFactory``, the vector store's ``insert``/``search``/``list``/``create_col``/
+``delete_col``/``reset``, the embedder's ``embed``/``embed_batch`` and the LLM's ``generate_response``.
 A mem0 upgrade that changes anything below fails tests/test_semantic_mem0_adapter.py, which
 also pins the supported version range to pyproject.toml's.
 """
