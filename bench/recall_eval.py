@@ -118,6 +118,7 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
     from memory.semantic.encoder import embed_query
 
     client = clientmod.get()
+    semantic_env.mem0_keyword_layout(client)  # for the "mem0" baseline alone
     bm25 = rm.PythonBM25()
     bm25_scope = rm.PythonBM25(scope_stats=True)
     from memory.models import Memory

@@ -82,6 +82,38 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
     return "\n".join(out + [line(r) for r in cells])
 
 
+def mem0_keyword_layout(client) -> None:
+    """What mem0's own ``Memory.search`` reads beside the vectors, for its baseline only: a
+    lemmatised copy of each text and its full-text index. karani writes neither
+    (memory/semantic/schema.py); without them mem0's search loses its keyword half."""
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+    from psycopg import sql
+
+    col = sql.Identifier(client.config.collection)
+    index = sql.Identifier(f"{client.config.collection}_text_lemmatized_idx")
+    with client.pool.connection() as conn:
+        conn.execute("SET LOCAL statement_timeout = 0")
+        rows = conn.execute(
+            sql.SQL(
+                "SELECT id, payload->>'data' FROM {} WHERE NOT payload ? 'text_lemmatized'"
+            ).format(col)
+        ).fetchall()
+        with conn.cursor() as cur:
+            cur.executemany(
+                sql.SQL(
+                    "UPDATE {} SET payload = payload"
+                    " || jsonb_build_object('text_lemmatized', %s::text) WHERE id = %s"
+                ).format(col),
+                [(lemmatize_for_bm25(text), pk) for pk, text in rows],
+            )
+        conn.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON {}"
+                " USING gin (to_tsvector('simple', payload->>'text_lemmatized'))"
+            ).format(index, col)
+        )
+
+
 def mem0_search_hits(client, *, query: str, company_key: str | None, limit: int) -> list:
     """The previous recall path, kept here as the benches' baseline: mem0's ``Memory.search``
     (lemmatise, embed, scoped vector query, full-text query, BM25 blend, pydantic items)."""

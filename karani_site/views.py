@@ -9,8 +9,7 @@ from karani_site.version import VERSION
 
 @never_cache
 def home(request: HttpRequest) -> HttpResponse:
-    # Imported here so a CLI start-up never pays for the health checks.
-    from memory.semantic import health
+    from memory.semantic import health  # Django's checks load this module on every CLI start
 
     return render(
         request,

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from memory import modes
+
 
 class MemoryConfig(AppConfig):
     name = "memory"
@@ -9,7 +11,6 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from django.core import checks
 
-        from memory import modes
         from memory.checks import check_schema_class, check_settings
 
         checks.register(check_settings)

@@ -16,7 +16,7 @@ log = logging.getLogger("karani.memory")
 
 def _safely(call: Callable[[], Any], warning: str) -> Any:
     # SemanticUnavailable was logged once by the breaker; anything else is a bug worth a trace.
-    from memory.semantic.config import SemanticUnavailable
+    from memory.semantic.config import SemanticUnavailable  # mem0 mode only (optional extra)
 
     try:
         return call()
@@ -30,7 +30,7 @@ def _safely(call: Callable[[], Any], warning: str) -> Any:
 def added(memory_ids: Sequence[int]) -> None:
     """New live facts exist: index them, or leave them pending when the index is down."""
     if modes.current() == modes.MEM0 and memory_ids:
-        from memory.semantic import sync
+        from memory.semantic import sync  # mem0 mode only (optional extra)
 
         _safely(lambda: sync.added(memory_ids), "could not record indexing; rows stay pending")
 
@@ -38,7 +38,7 @@ def added(memory_ids: Sequence[int]) -> None:
 def removed(memory_ids: Sequence[int]) -> None:
     """Facts were soft-deleted: drop them from the index; recall never returns them anyway."""
     if modes.current() == modes.MEM0 and memory_ids:
-        from memory.semantic import sync
+        from memory.semantic import sync  # mem0 mode only (optional extra)
 
         _safely(lambda: sync.removed(memory_ids), "could not remove deleted rows")
 
@@ -71,7 +71,7 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit] | No
     """Semantic candidates (ledger ids, best first, possibly stale), or None to fall back."""
     if modes.current() != modes.MEM0:
         return None
-    from memory.semantic import search as semantic
+    from memory.semantic import search as semantic  # mem0 mode only (optional extra)
 
     return _safely(
         lambda: semantic.search(query=query, company_key=company_key, limit=limit),

@@ -15,13 +15,13 @@ index is doing.
 
 import math
 import threading
-import time
 from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
 from django.db import connection
 
+from memory import clock
 from memory import text as textmod
 from memory.keyword import WORD_MATCH, Hit, scope_filter, word_param
 
@@ -67,7 +67,7 @@ def idf(count: int, df: int) -> float:
 def _per_database(store: dict, seconds: float, sql: str, read: Callable[[Any], Any]) -> Any:
     """``read(cursor)`` after ``sql``, kept per database for ``seconds``."""
     key = connection.settings_dict["NAME"]
-    now = time.monotonic()
+    now = clock.monotonic()
     cached = store.get(key)
     if cached and now - cached[0] < seconds:
         return cached[1]
@@ -120,7 +120,7 @@ def document_frequencies(words: list[str]) -> list[int]:
     """How many live facts hold each word; cached per word like N (a common word longer).
     Past ESTIMATE_ABOVE facts on PostgreSQL, a frequent word's count is its sampled share."""
     db = connection.settings_dict["NAME"]
-    now = time.monotonic()
+    now = clock.monotonic()
     known = {w: _df.get((db, w)) for w in words}
     fresh = [w for w, hit in known.items() if not hit or now >= hit[0]]
     if fresh and connection.vendor == "postgresql" and (count := _live_count()) >= ESTIMATE_ABOVE:

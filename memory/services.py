@@ -10,13 +10,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory import index
+from memory.credentials import find_secrets
 from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
 
 # Kind and Source are part of the door's vocabulary: callers (qualify) name them as
 # services.Kind / services.Source and never import memory.models.
 from memory.ledger import RememberResult, index_on_commit, write_fact
 from memory.models import Kind, Memory, Source
+
+# The rules a write follows, re-exported for qualify's own fields (company names, credentials):
+# qualify reaches memory only through the modules memory publishes (ADR 0010).
+from memory.text import collapse, company_key
 from memory.transfer import (
+    EXPORT_FIELDS,
     ImportReport,
     export_record,
     import_facts,
@@ -33,15 +39,20 @@ from memory.validation import (
 )
 
 __all__ = [
+    "EXPORT_FIELDS",
     "ImportReport",
     "Kind",
     "RememberResult",
     "Source",
+    "collapse",
+    "company_key",
     "correct",
     "export_record",
+    "find_secrets",
     "forget",
     "import_facts",
     "iter_all_facts",
+    "refuse_secrets",
     "remember",
     "restore_facts",
     "validate_fact",

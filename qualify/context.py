@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory import modes, selectors
+from memory import selectors
 from memory.conf import settings
-from memory.text import company_key
+from memory.selectors import modes
+from memory.services import company_key
 from qualify.models import MAX_FACTS_PER_DECISION, Posting
 
 log = logging.getLogger("karani.qualify")

@@ -8,9 +8,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from memory.credentials import find_secrets
 from memory.errors import SecretRefused
-from memory.validation import refuse_secrets
+from memory.services import find_secrets, refuse_secrets
 from qualify.errors import QualifySecretRefused
 
 WITHHELD = "[withheld: it looked like a credential]"

@@ -1,10 +1,38 @@
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.db import connection
+
+
+class MovableClock:
+    """memory.clock as a test sees it: real time plus however far the test moved it."""
+
+    def __init__(self) -> None:
+        self.moved = 0.0
+
+    def now(self) -> float:
+        return time.time() + self.moved
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.moved
+
+    def advance(self, seconds: float) -> None:
+        self.moved += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> MovableClock:
+    """Move time forward (cool-downs, throttle windows, cache lifetimes) instead of sleeping."""
+    from memory import clock as clockmod
+
+    moved = MovableClock()
+    monkeypatch.setattr(clockmod, "now", moved.now)
+    monkeypatch.setattr(clockmod, "monotonic", moved.monotonic)
+    return moved
 
 
 def _on_ci() -> bool:

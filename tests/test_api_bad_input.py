@@ -183,7 +183,7 @@ def test_it_answers_503_when_the_database_fails(writer, fact_id, monkeypatch):
 
 
 @override_settings(KARANI_API_RECALL_RATE="2/min", KARANI_API_WRITE_RATE="1/min")
-def test_it_throttles_recall_and_writes_per_scope(writer):
+def test_it_throttles_recall_and_writes_per_scope(writer, clock):
     cache.clear()
     try:
         codes = [writer.get("/api/memories/recall", {"q": "x"}).status_code for _ in range(3)]
@@ -196,9 +196,12 @@ def test_it_throttles_recall_and_writes_per_scope(writer):
         assert error_of(second)["code"] == "throttled"
         # Listing is a read outside both scopes.
         assert writer.get("/api/memories").status_code == 200
+        clock.advance(61)  # past the window: both scopes answer again
+        assert writer.get("/api/memories/recall", {"q": "x"}).status_code == 200
+        assert writer.post("/api/memories", {"text": "Likes Go"}, format="json").status_code == 201
     finally:
         cache.clear()
-    assert Memory.objects.count() == 1
+    assert Memory.objects.count() == 2
 
 
 NESTED = "[" * 2000 + "]" * 2000

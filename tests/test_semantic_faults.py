@@ -142,12 +142,15 @@ def test_it_pays_one_timeout_for_fifty_writes_to_a_dead_store(
     assert len(karani_warnings(caplog)) == 1
 
 
-def test_it_retries_the_store_after_the_cool_down(mem0_mode, settings, caplog, vector_database):
-    settings.KARANI_VECTOR_COOLDOWN = 0.5
+def test_it_retries_the_store_after_the_cool_down(
+    mem0_mode, settings, caplog, vector_database, clock
+):
     settings.KARANI_VECTOR_DSN = f"postgresql://postgres@127.0.0.1:{closed_port()}/nothing"
     pending = services.remember(text="Written while the index was down").id
     settings.KARANI_VECTOR_DSN = vector_database
-    time.sleep(0.6)
+    skipped = services.remember(text="Written during the cool-down").id
+    assert Memory.objects.get(pk=skipped).indexed_at is None, "the breaker skips the store"
+    clock.advance(settings.KARANI_VECTOR_COOLDOWN + 1)
 
     fresh = services.remember(text="Written after it came back").id
 
@@ -156,15 +159,16 @@ def test_it_retries_the_store_after_the_cool_down(mem0_mode, settings, caplog, v
     out = io.StringIO()
     call_command("reindex", "--pending", stdout=out, stderr=io.StringIO())
     assert Memory.objects.get(pk=pending).indexed_at is not None
-    assert "ledger live: 2   index: 2 facts" in out.getvalue()
+    assert "ledger live: 3   index: 3 facts" in out.getvalue()
 
 
-def test_it_recreates_a_dropped_collection_on_the_next_attempt(taught, settings, vector_database):
-    settings.KARANI_VECTOR_COOLDOWN = 0.5
+def test_it_recreates_a_dropped_collection_on_the_next_attempt(
+    taught, settings, vector_database, clock
+):
     with psycopg.connect(vector_database, autocommit=True) as conn:
         conn.execute(f'DROP TABLE "{taught}"')
     services.remember(text="Lost with the dropped table")
-    time.sleep(0.6)
+    clock.advance(settings.KARANI_VECTOR_COOLDOWN + 1)
 
     fresh = services.remember(text="Written after the cool-down")
 

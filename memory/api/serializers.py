@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from memory import attribution
 from memory.models import Kind, Memory
-from memory.transfer import EXPORT_FIELDS
+from memory.services import EXPORT_FIELDS
 from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
 
 

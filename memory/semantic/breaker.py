@@ -9,9 +9,9 @@ import json
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 
+from memory import clock
 from memory.conf import settings
 
 log = logging.getLogger("karani.memory")
@@ -65,7 +65,7 @@ class Breaker:
     def allow(self) -> bool:
         """May a call go through now? (True again once the cool-down has passed.)"""
         with self._lock:
-            now = time.time()
+            now = clock.now()
             if now < self._open_until:
                 return False
             shared_until, shared_reason = _read_shared() if self._shared else (0.0, None)
@@ -78,7 +78,7 @@ class Breaker:
         with self._lock:
             # Only the first failure of an outage warns: concurrent calls that were already
             # in flight fail too, and one line in the log is the contract.
-            now = time.time()
+            now = clock.now()
             already_open = now < self._open_until
             self._open_until = now + cooldown
             self.reason = reason

@@ -10,9 +10,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+from psycopg.adapt import AdaptersMap
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool
+
 from memory.errors import first_line
 from memory.semantic import config as cfgmod
-from memory.semantic import extraction
+from memory.semantic import extraction, mem0_adapter, schema
 from memory.semantic.config import SemanticConfig, SemanticUnavailable
 
 log = logging.getLogger("karani.memory")
@@ -66,7 +71,7 @@ def import_mem0(cfg: SemanticConfig) -> Any:
     """``mem0.Memory``, imported with telemetry off and its files under KARANI_DATA_DIR."""
     cfgmod.prepare_environment(cfg)
     try:
-        from mem0 import Memory
+        from mem0 import Memory  # optional (the memory extra), and slow to import
         from mem0.vector_stores import pgvector  # noqa: F401  (needs psycopg_pool)
     except Exception as exc:  # ImportError, or anything a broken install raises at import
         first = first_line(exc)
@@ -96,8 +101,6 @@ def _configure_connection(conn: Any) -> None:
 def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
     """libpq parameters that bound every way a vector-store call can hang: connecting, a
     slow or blocked statement (lifted by reindex), and a peer that vanished mid-call."""
-    from psycopg.conninfo import conninfo_to_dict
-
     timeout_ms = max(100, round(cfg.timeout * 1000))
     # Keep any options the DSN already carries (e.g. a search_path); ours come last and win.
     options = conninfo_to_dict(cfg.dsn).get("options") or ""
@@ -114,10 +117,7 @@ def connection_kwargs(cfg: SemanticConfig) -> dict[str, Any]:
 
 def new_pool(cfg: SemanticConfig) -> Any:
     """A pool that fails in ~timeout s instead of mem0's default 30 s hang (see MEM0.md)."""
-    import psycopg
-    from pgvector.psycopg.vector import VectorBinaryDumper
-    from psycopg.adapt import AdaptersMap
-    from psycopg_pool import ConnectionPool
+    from pgvector.psycopg.vector import VectorBinaryDumper  # optional (the memory extra)
 
     # numpy arrays go out in pgvector's binary format; unlike pgvector's register_vector this
     # needs no ``vector`` type yet (mem0 creates it later).
@@ -154,7 +154,7 @@ def _store_config(cfg: SemanticConfig, pool: Any) -> dict[str, Any]:
 
 def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
     """A PGVector on our pool, built as mem0's Memory builds its own."""
-    from mem0.configs.vector_stores.pgvector import PGVectorConfig
+    from mem0.configs.vector_stores.pgvector import PGVectorConfig  # optional (memory extra)
     from mem0.utils.factory import VectorStoreFactory
 
     return VectorStoreFactory.create("pgvector", PGVectorConfig(**_store_config(cfg, pool)))
@@ -162,11 +162,11 @@ def _new_store(cfg: SemanticConfig, pool: Any) -> Any:
 
 def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     Memory = import_mem0(cfg)
-    from openai import OpenAI
+    from openai import OpenAI  # slow to import: loaded with mem0, never at start-up
 
     embedder = cfgmod.embedder_config(cfg)
     if not cfg.embedder_is_remote and cfg.embedder_threads:
-        import torch
+        import torch  # optional (the memory extra)
 
         # One intra-op thread by default: torch's spinning workers slow a one-sentence
         # query on a busy machine (MEM0.md).
@@ -190,17 +190,16 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
     except Exception as exc:
         first = first_line(exc)
         raise SemanticUnavailable(f"could not load the embedder or mem0: {first}") from exc
-    # Memory() built its own PGVector on our pool; we hand it ours below. Detach the spare
-    # first: its __del__ closes "its" pool, which is the one we keep using.
-    memory.vector_store.connection_pool = None
-    # mem0 picks OpenRouter whenever OPENROUTER_API_KEY is in the environment; karani's
-    # extraction must only ever talk to the configured local endpoint.
-    memory.llm.client = OpenAI(
+    # Memory() built its own PGVector on our pool; we hand it ours in get().
+    mem0_adapter.detach_own_store(memory)
+    # karani's extraction must only ever talk to the configured local endpoint.
+    client = OpenAI(
         api_key=cfg.llm_api_key,
         base_url=cfg.llm_base_url or cfgmod.UNUSED_LLM_URL,
         timeout=cfg.llm_timeout,
         max_retries=0,
     )
+    mem0_adapter.use_llm_client(memory, client)
     probe = memory.embedding_model.embed("dimension check", "search")
     if len(probe) != cfg.embedder_dims:
         raise SemanticUnavailable(
@@ -245,17 +244,13 @@ def get() -> Client:
                 discard_store()
                 raise
             _memory_key = cfg.model_key()
-        _memory.vector_store = _store
-        _memory.collection_name = cfg.collection
+        mem0_adapter.adopt_store(_memory, _store)
         client = Client(memory=_memory, store=_store, config=cfg, llm_budget=_budget)
         if fresh:
             # First use of this store in the process: make sure the collection and the
             # indexes the scoped search relies on exist (a dropped table comes back here).
-            from memory.semantic import store as storemod
-
             try:
-                _store._ensure_collection()
-                storemod.ensure_indexes(client)
+                schema.ensure(_store, cfg)
             except BaseException:
                 discard_store()
                 raise

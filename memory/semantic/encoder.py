@@ -22,7 +22,9 @@ def _fast_encoder(model: Any) -> Callable[[str], Any]:
     model.eval()
     # What encode() resolves per call with no prompt arguments: the model's default prompt
     # (none for the bundled model) and its truncation dimension.
-    prompt, truncate_dim = model._resolve_prompt(None, None), model.truncate_dim
+    default = model.default_prompt_name
+    prompt = model.prompts.get(default) if default is not None else None
+    truncate_dim = model.truncate_dim
 
     def encode(text: str) -> Any:
         with torch.inference_mode():
@@ -42,12 +44,9 @@ def _local_model(client: Client) -> Any:
     model = getattr(embedder, "model", None)  # mem0's remote (OpenAI-style) embedder has none
     if model is None or getattr(embedder.config, "huggingface_base_url", None):
         return None
-    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import SentenceTransformer  # optional (the memory extra)
 
     if not isinstance(model, SentenceTransformer):
-        return None
-    # Multi-device or distributed inference is encode()'s business, not this path's.
-    if getattr(model, "_distributed_inference", None) is not None:
         return None
     return model
 

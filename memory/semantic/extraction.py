@@ -11,16 +11,14 @@ import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory.credentials import find_secrets
 from memory.errors import first_line
+from memory.semantic import mem0_adapter
 from memory.semantic.breaker import Breaker
 from memory.semantic.config import SemanticConfig
 from memory.text import MAX_TEXT_CHARS
-
-if TYPE_CHECKING:
-    from memory.semantic.client import Client
 
 log = logging.getLogger("karani.memory")
 
@@ -103,9 +101,9 @@ outage = Breaker(
 )
 
 
-def extract(client: "Client", text: str) -> list[str] | None:
-    """Standalone statements of ``text`` from the LLM, or None: index the text verbatim."""
-    plan = client.llm_budget
+def extract(llm: Any, text: str, *, plan: Budget | None, cooldown: float) -> list[str] | None:
+    """Standalone statements of ``text`` from ``llm`` (mem0's LLM client) within ``plan``, or
+    None: index the text verbatim. A failing server skips extraction for ``cooldown`` s."""
     if plan is None or not fits(text, plan):
         log.debug("extraction skipped: the prompt does not fit the LLM's context")
         return None
@@ -114,9 +112,9 @@ def extract(client: "Client", text: str) -> list[str] | None:
     try:
         # No response_format: llama-cpp-python's JSON grammar made each call ~2.5x slower on
         # a 0.5B model (docs/local-model.md); the reply is parsed leniently instead.
-        reply = client.memory.llm.generate_response(messages=messages_for(text))
+        reply = llm.generate_response(messages=messages_for(text))
     except Exception as exc:
-        import openai
+        import openai  # mem0's LLM client raises openai's errors; loaded once there is one
 
         first = first_line(exc)
         # A refused, timed-out or failing server is down for everyone; a 4xx (a prompt the
@@ -124,7 +122,7 @@ def extract(client: "Client", text: str) -> list[str] | None:
         if isinstance(
             exc, openai.APIConnectionError | openai.InternalServerError | openai.RateLimitError
         ):
-            outage.trip(first, cooldown=client.config.cooldown)
+            outage.trip(first, cooldown=cooldown)
         else:
             log.debug("extraction failed for one fact (indexed verbatim): %s", first)
         return None
@@ -134,16 +132,14 @@ def extract(client: "Client", text: str) -> list[str] | None:
 
 def parse(reply: Any) -> list[str]:
     """The statements in the model's JSON reply (mem0's ``{"memory": [{"text": ...}]}``)."""
-    from mem0.memory.utils import extract_json, remove_code_blocks
-
     if not isinstance(reply, str) or not reply.strip():
         return []
-    body = remove_code_blocks(reply)
+    body = mem0_adapter.strip_code_fences(reply)
     try:
         data = json.loads(body, strict=False)
     except json.JSONDecodeError:
         try:
-            data = json.loads(extract_json(body), strict=False)
+            data = json.loads(mem0_adapter.json_in(body), strict=False)
         except json.JSONDecodeError:
             return []
     items = data.get("memory", data.get("facts")) if isinstance(data, dict) else data

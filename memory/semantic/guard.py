@@ -5,8 +5,11 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+from django.db.models import Q
+
 from memory.conf import settings
 from memory.errors import first_line
+from memory.models import Memory
 from memory.semantic import client as clientmod
 from memory.semantic.breaker import breaker
 from memory.semantic.config import SemanticUnavailable
@@ -47,10 +50,6 @@ def _collection_dropped(exc: BaseException) -> bool:
 
 def mark_everything_pending() -> None:
     """Every vector is gone: say so in the ledger, for `doctor` and `reindex --pending`."""
-    from django.db.models import Q
-
-    from memory.models import Memory
-
     Memory.all_objects.filter(Q(indexed_at__isnull=False) | Q(vector_id__isnull=False)).update(
         indexed_at=None, vector_id=None
     )

@@ -6,14 +6,19 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import psycopg
 from django.db import connection
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memory import keyword, modes
 from memory.conf import settings
 from memory.errors import first_line
 from memory.models import Memory
+from memory.semantic import client as clientmod
 from memory.semantic import config as cfgmod
 from memory.semantic.config import SemanticUnavailable
+from memory.semantic.reindex import pending_count
 
 
 @dataclass
@@ -63,9 +68,6 @@ def _keyword_index(report: Report) -> None:
 
 
 def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
-    import psycopg
-    from psycopg import sql
-
     try:
         with psycopg.connect(cfg.dsn, connect_timeout=max(1, round(cfg.timeout))) as conn:
             conn.execute(f"SET statement_timeout = {int(cfg.timeout * 1000)}")
@@ -90,8 +92,6 @@ def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
 
 
 def _embedder(report: Report) -> None:
-    from memory.semantic import client as clientmod
-
     started = time.perf_counter()
     try:
         client = clientmod.get()
@@ -138,8 +138,6 @@ def diagnose() -> Report:
         report.add("embedder", False, "not checked: the vector store is down")
     _llm(report, cfg)
     if report.ledger_live is not None:
-        from memory.semantic.reindex import pending_count
-
         report.pending = pending = pending_count()
         hint = " (run `karani reindex --pending`)" if pending else ""
         report.add("pending", pending == 0, f"{pending} rows wait for the index{hint}")
@@ -164,8 +162,6 @@ def settings_summary() -> dict[str, str]:
 
 def _redact(dsn: str) -> str:
     try:
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
         parts = conninfo_to_dict(dsn)
         if parts.get("password"):
             parts["password"] = "***"

@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models.functions import Length
 
 from memory.models import Memory
-from memory.semantic import store
+from memory.semantic import schema, store
 from memory.semantic.breaker import breaker
 from memory.semantic.client import Client
 from memory.semantic.guard import guarded, mark_everything_pending
@@ -58,7 +58,7 @@ def encoder_threads(client: Client) -> Iterator[int]:
     if client.config.embedder_is_remote:
         yield 0
         return
-    import torch
+    import torch  # optional (the memory extra)
 
     before = torch.get_num_threads()
     threads = max(before, os.cpu_count() or 1)
@@ -105,8 +105,7 @@ def _full(client: Client) -> tuple[Any, int]:
     # Drop and recreate: also recovers a collection created with the wrong dimension.
     client.store.delete_col()
     client.store.create_col()
-    client.store._collection_ensured = True
-    store.drop_search_indexes(client)  # rebuilt once at the end (ensure_indexes)
+    schema.drop_search_indexes(client.store, client.config)  # rebuilt once at the end
     mark_everything_pending()
     return Memory.objects.all(), 0
 
@@ -138,7 +137,7 @@ def reindex(
         todo, removed = (_pending if pending_only else _full)(client)
         with encoder_threads(client):
             written = _replay(client, todo, batch_size=batch_size, progress=progress)
-        store.ensure_indexes(client, analyze=True, maintenance=True)
+        schema.ensure_indexes(client.store, client.config, analyze=True, maintenance=True)
         rows, ledger_rows, repeats = store.counts(client, maintenance=True)
         return ReindexReport(
             pending_only=pending_only,

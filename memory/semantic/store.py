@@ -13,6 +13,7 @@ from psycopg import sql
 
 from memory import text as textmod
 from memory.models import Memory
+from memory.semantic import extraction
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 
@@ -25,8 +26,6 @@ MAX_SENTENCES = 20
 
 def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
     """The metadata mem0 keeps beside each vector: enough to map a hit back to the ledger."""
-    from mem0.utils.lemmatization import lemmatize_for_bm25
-
     data = text or memory.text
     stamp = datetime.now(UTC).isoformat()
     return {
@@ -34,8 +33,6 @@ def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
         "hash": hashlib.md5(data.encode()).hexdigest(),
         "created_at": stamp,
         "updated_at": stamp,
-        # mem0's keyword half of search reads this field.
-        "text_lemmatized": lemmatize_for_bm25(data),
         "user_id": MEM0_USER,
         "ledger_id": memory.pk,
         "kind": memory.kind,
@@ -55,7 +52,7 @@ def embed_texts(client: Client, texts: list[str]) -> Any:
 def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> list[str]:
     # float32 arrays go to PostgreSQL in pgvector's binary format (client.new_pool);
     # lists would be formatted and parsed back as text, a tenth of the CPU per row.
-    import numpy as np
+    import numpy as np  # loaded with the model; never on a basic-mode start-up
 
     ids = [str(uuid.uuid4()) for _ in payloads]
     arrays = [np.asarray(v, dtype=np.float32) for v in vectors]
@@ -90,9 +87,9 @@ def sentences(text: str) -> list[str]:
 
 def extract_and_add(client: Client, memory: Memory) -> list[str]:
     """Index the LLM's statements of the fact; [] when there are none (index it verbatim)."""
-    from memory.semantic import extraction
-
-    texts = extraction.extract(client, memory.text)
+    texts = extraction.extract(
+        client.memory.llm, memory.text, plan=client.llm_budget, cooldown=client.config.cooldown
+    )
     if not texts:
         return []
     texts = list(dict.fromkeys(texts))  # a statement said twice is one vector
@@ -134,7 +131,6 @@ def delete_ledger_ids(
     """Remove every vector of these ledger rows (extraction may have made several)."""
     if not ledger_ids:
         return
-    client.store._ensure_collection()
     query = sql.SQL("DELETE FROM {} WHERE payload->>'ledger_id' = ANY(%s)").format(
         sql.Identifier(client.config.collection)
     )
@@ -145,63 +141,9 @@ def counts(client: Client, *, maintenance: bool = False) -> tuple[int, int, int]
     """(vector rows, distinct ledger rows, rows repeating another's ledger row and text)."""
     # A fact has several vectors (a sentence each, or extracted statements), never two of one
     # text: a repeat is a row indexed twice.
-    client.store._ensure_collection()
     query = sql.SQL(
         "SELECT count(*), count(DISTINCT payload->>'ledger_id'),"
         " count(*) - count(DISTINCT (payload->>'ledger_id', payload->>'data')) FROM {}"
     ).format(sql.Identifier(client.config.collection))
     rows, ledger_rows, repeats = _execute(client, query, maintenance=maintenance)[0]
     return int(rows), int(ledger_rows), int(repeats)
-
-
-def ensure_indexes(client: Client, *, analyze: bool = False, maintenance: bool = False) -> None:
-    """Recreate mem0's HNSW and full-text indexes if dropped, plus the scope's index and stats.
-
-    Without statistics on the scope's payload fields the planner picks a sequential scan
-    over every vector (docs/semantic-index.md). Building takes as long as it takes, so the
-    statement timeout is lifted; waiting on a lock stays bounded outside ``maintenance``.
-    """
-    col = client.config.collection
-    statements = [
-        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)").format(
-            sql.Identifier(f"{col}_hnsw_idx"), sql.Identifier(col)
-        ),
-        # mem0's own full-text index (its create_col), so the table stays as mem0 builds it
-        # for mem0's Memory.search; karani's recall reads the ledger's index instead.
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON {} "
-            "USING gin (to_tsvector('simple', payload->>'text_lemmatized'))"
-        ).format(sql.Identifier(f"{col}_text_lemmatized_idx"), sql.Identifier(col)),
-        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'company'))").format(
-            sql.Identifier(f"{col}_company_idx"), sql.Identifier(col)
-        ),
-        # forget/correct delete by ledger id, which would otherwise scan every payload.
-        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'ledger_id'))").format(
-            sql.Identifier(f"{col}_ledger_idx"), sql.Identifier(col)
-        ),
-        sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON (payload->>'user_id') FROM {}").format(
-            sql.Identifier(f"{col}_user_stats"), sql.Identifier(col)
-        ),
-    ]
-    if analyze:
-        statements.append(sql.SQL("ANALYZE {}").format(sql.Identifier(col)))
-    with client.pool.connection() as conn:
-        conn.execute("SET LOCAL statement_timeout = 0")
-        if not maintenance:
-            lock_ms = max(100, round(client.config.timeout * 1000))
-            conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(lock_ms)))
-        else:
-            # An HNSW graph that does not fit maintenance_work_mem spills and builds slowly.
-            conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-        for statement in statements:
-            conn.execute(statement)
-
-
-def drop_search_indexes(client: Client) -> None:
-    """Drop the HNSW and full-text indexes before a bulk load: one rebuild costs far less."""
-    col = client.config.collection
-    with client.pool.connection() as conn:
-        for suffix in ("hnsw_idx", "text_lemmatized_idx"):
-            conn.execute(
-                sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{col}_{suffix}"))
-            )

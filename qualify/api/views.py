@@ -4,16 +4,12 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.permissions import IsAuthenticated
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
-from rest_framework.views import APIView
 
-from memory.api import exceptions, parsers
+from memory.api.base import ApiView
 from memory.api.permissions import CanWriteMemory
 from memory.api.serializers import ErrorSerializer
 from qualify import decisions, outcomes, selectors
@@ -51,24 +47,10 @@ class Conflict(APIException):
     default_detail = "a different decision is already recorded"
 
 
-class ScopeThrottle(ScopedRateThrottle):
-    # A host project that set no rate for a scope gets no throttling there, not a 500.
-    def get_rate(self) -> str | None:
-        return self.THROTTLE_RATES.get(self.scope)
-
-
-class QualifyApi(APIView):
-    """memory.api's policies set on the view, so a host project's REST_FRAMEWORK (or none)
-    changes neither the rights, the throttles nor the one error shape."""
-
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
-    parser_classes = [parsers.JSONParser]
-    renderer_classes = [JSONRenderer]
-    throttle_classes = [ScopeThrottle]
-    permission_classes = [IsAuthenticated]
-
-    def get_exception_handler(self) -> Any:
-        return exceptions.handle
+class QualifyApi(ApiView):
+    """memory.api's policies, set on the view (memory.api.base), so a host project's
+    REST_FRAMEWORK (or none) changes neither the rights, the throttles nor the one error
+    shape."""
 
 
 class ContextApi(QualifyApi):

@@ -1,6 +1,7 @@
 from typing import Any
 
 from memory.management.base import KaraniCommand
+from memory.mcp_server import serve_stdio
 
 
 class Command(KaraniCommand):
@@ -10,6 +11,4 @@ class Command(KaraniCommand):
     )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from memory.mcp_server import serve_stdio
-
         serve_stdio()
