@@ -201,11 +201,13 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
         timeout=cfg.llm_timeout,
         max_retries=0,
     )
-    probe = memory.embedding_model.embed("dimension check", "search")
-    if len(probe) != cfg.embedder_dims:
+    from memory.semantic import encoder
+
+    dims = encoder.probe(cfg, memory.embedding_model)
+    if dims != cfg.embedder_dims:
         raise SemanticUnavailable(
-            f"the embedder returns {len(probe)}-dimension vectors but KARANI_EMBEDDER_DIMS is "
-            f"{cfg.embedder_dims}; set KARANI_EMBEDDER_DIMS={len(probe)} and run `karani reindex`"
+            f"the embedder returns {dims}-dimension vectors but KARANI_EMBEDDER_DIMS is "
+            f"{cfg.embedder_dims}; set KARANI_EMBEDDER_DIMS={dims} and run `karani reindex`"
         )
     return memory
 

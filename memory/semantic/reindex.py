@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models.functions import Length
 
 from memory.models import Memory
-from memory.semantic import store
+from memory.semantic import identity, store
 from memory.semantic.breaker import breaker
 from memory.semantic.client import Client
 from memory.semantic.guard import guarded, mark_everything_pending
@@ -106,6 +106,7 @@ def _full(client: Client) -> tuple[Any, int]:
     client.store.delete_col()
     client.store.create_col()
     client.store._collection_ensured = True
+    identity.record(client)  # the configured embedder builds the new collection
     store.drop_search_indexes(client)  # rebuilt once at the end (ensure_indexes)
     mark_everything_pending()
     return Memory.objects.all(), 0
