@@ -19,8 +19,8 @@ QUERY, PASSAGE = "query", "passage"
 # mem0's own default for an endpoint with no model name, kept so such a setup embeds as before.
 DEFAULT_ENDPOINT_MODEL = "nomic-embed-text"
 # An endpoint's passage batch may take this long per text on top of the store's timeout: a
-# reindex batch of 64 on a CPU server takes seconds, a question must not.
-SECONDS_PER_PASSAGE = 0.25
+# reindex batch of 64 on a busy CPU server takes tens of seconds, a question must not.
+SECONDS_PER_PASSAGE = 1.0
 
 # One fast encoder per loaded model object (a reload builds a new one) and query prefix.
 _encoders: "weakref.WeakKeyDictionary[Any, dict[str, Callable[[str], Any]]]" = (

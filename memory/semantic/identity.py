@@ -8,6 +8,7 @@ keyword, writes stay pending) until `karani reindex` rebuilds the index and reco
 identity. `karani doctor` compares the two.
 """
 
+import functools
 import json
 import time
 import weakref
@@ -33,20 +34,23 @@ def configured(cfg: SemanticConfig) -> dict[str, Any]:
     from memory.semantic.encoder import PASSAGE, QUERY, side
 
     query, passage = side(cfg, QUERY), side(cfg, PASSAGE)
-    where = cfg.embedder
-    if not where:
-        try:
-            where = f"bundled {BUNDLED} {metadata.version(BUNDLED)}"
-        except metadata.PackageNotFoundError:
-            where = f"bundled {BUNDLED}"
     return {
-        "embedder": where,
+        "embedder": cfg.embedder or _bundled(),
         "query_model": query.model,
         "passage_model": passage.model,
         "query_prefix": query.prefix,
         "passage_prefix": passage.prefix,
         "dims": cfg.embedder_dims,
     }
+
+
+@functools.cache
+def _bundled() -> str:
+    # Read once: a distribution look-up scans site-packages, and recall asks on every call.
+    try:
+        return f"bundled {BUNDLED} {metadata.version(BUNDLED)}"
+    except metadata.PackageNotFoundError:
+        return f"bundled {BUNDLED}"
 
 
 def encode(identity: dict[str, Any]) -> str:
