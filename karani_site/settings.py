@@ -60,6 +60,14 @@ def _env_text(name: str, default: str = "", *, pattern: str = "", use: str = "")
     return value
 
 
+def _env_prefix(name: str) -> str:
+    """Read as written, trailing space included: e5's "query: " is not "query:"."""
+    value = os.environ.get(name, "")
+    if len(value) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise _invalid(name, "at most 200 characters on one line, e.g. 'query: '")
+    return value
+
+
 def _env_list(name: str, default: str = "") -> list[str]:
     return [v.strip() for v in os.environ.get(name, default).split(",") if v.strip()]
 
@@ -310,6 +318,23 @@ KARANI_VECTOR_COLLECTION = _env_text(
 KARANI_EMBEDDER = _env("KARANI_EMBEDDER")
 KARANI_EMBEDDER_MODEL = _env("KARANI_EMBEDDER_MODEL")
 KARANI_EMBEDDER_DIMS = _env_number("KARANI_EMBEDDER_DIMS", 384, low=1)
+
+
+# Asymmetric embedders (docs/embedders.md): what a question and what a stored text are sent as.
+KARANI_EMBEDDER_QUERY_PREFIX = _env_prefix("KARANI_EMBEDDER_QUERY_PREFIX")
+KARANI_EMBEDDER_PASSAGE_PREFIX = _env_prefix("KARANI_EMBEDDER_PASSAGE_PREFIX")
+# An endpoint's model name per side; unset: KARANI_EMBEDDER_MODEL for both.
+KARANI_EMBEDDER_QUERY_MODEL = _env("KARANI_EMBEDDER_QUERY_MODEL")
+KARANI_EMBEDDER_PASSAGE_MODEL = _env("KARANI_EMBEDDER_PASSAGE_MODEL")
+for _side, _model in (
+    ("KARANI_EMBEDDER_QUERY_MODEL", KARANI_EMBEDDER_QUERY_MODEL),
+    ("KARANI_EMBEDDER_PASSAGE_MODEL", KARANI_EMBEDDER_PASSAGE_MODEL),
+):
+    if _model and not KARANI_EMBEDDER.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(
+            f"{_side} names an endpoint's model, but KARANI_EMBEDDER is not an http(s) "
+            "endpoint; a local model takes KARANI_EMBEDDER_QUERY_PREFIX / _PASSAGE_PREFIX"
+        )
 # torch intra-op threads for the local embedder; 0 = torch's default (all cores).
 KARANI_EMBEDDER_THREADS = _env_number("KARANI_EMBEDDER_THREADS", 1, low=0)
 # auto: bfloat16 where the CPU computes it natively, else float32.

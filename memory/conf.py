@@ -46,6 +46,12 @@ DEFAULTS: dict[str, Any] = {
     "KARANI_EMBEDDER_DIMS": 384,
     "KARANI_EMBEDDER_THREADS": 1,
     "KARANI_EMBEDDER_DTYPE": "auto",
+    # Asymmetric embedders (docs/embedders.md): text before each question / stored text, and
+    # an endpoint's model name per side ("": KARANI_EMBEDDER_MODEL).
+    "KARANI_EMBEDDER_QUERY_PREFIX": "",
+    "KARANI_EMBEDDER_PASSAGE_PREFIX": "",
+    "KARANI_EMBEDDER_QUERY_MODEL": "",
+    "KARANI_EMBEDDER_PASSAGE_MODEL": "",
     "KARANI_VECTOR_TIMEOUT": 2.0,
     "KARANI_VECTOR_COOLDOWN": 30.0,
     # Failed admin logins per client address within the window (seconds): memory.admin.login.

@@ -135,6 +135,7 @@ def test_doctor_is_happy_when_every_layer_answers(ledger):
         "ledger": True,
         "keyword index": True,
         "vector store": True,
+        "index embedder": True,
         "embedder": True,
         "llm": True,
         "pending": True,

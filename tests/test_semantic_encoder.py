@@ -29,7 +29,7 @@ def test_it_embeds_a_query_exactly_as_mem0_does(mem0_mode, settings, dtype):
 
     settings.KARANI_EMBEDDER_DTYPE = dtype
     loaded = client.get()
-    assert encoder._local_model(loaded) is not None  # the fast path is the one under test
+    assert encoder.local_model(loaded) is not None  # the fast path is the one under test
 
     for text in _texts():
         fast = encoder.embed_query(loaded, text)
@@ -80,7 +80,7 @@ def test_it_keeps_mem0s_embed_for_a_remote_embedder(mem0_mode, settings):
     settings.KARANI_EMBEDDER_MODEL = "all-minilm"
     try:
         loaded = client.get()
-        assert encoder._local_model(loaded) is None
+        assert encoder.local_model(loaded) is None
         before = server.paths().count("/v1/embeddings")
         vector = encoder.embed_query(loaded, "remote python role")
         assert server.paths().count("/v1/embeddings") == before + 1

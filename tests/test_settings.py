@@ -137,6 +137,69 @@ def test_it_refuses_an_unknown_embedder_dtype_naming_the_allowed_ones(tmp_path, 
     }
 
 
+EMBEDDER_PROBE = r"""
+import json
+from django.core.exceptions import ImproperlyConfigured
+try:
+    from karani_site import settings
+except ImproperlyConfigured as exc:
+    print(json.dumps({"error": str(exc)}))
+else:
+    print(json.dumps({n: getattr(settings, n) for n in dir(settings) if "EMBEDDER_" in n}))
+"""
+
+
+def load_embedder_settings(tmp_path, **env: str) -> dict:
+    env.setdefault("KARANI_DATA_DIR", str(tmp_path / "data"))
+    proc = subprocess.run(
+        [sys.executable, "-c", EMBEDDER_PROBE],
+        cwd=REPO,
+        env=child_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_it_keeps_an_embedder_prefix_as_written_trailing_space_included(tmp_path):
+    loaded = load_embedder_settings(
+        tmp_path,
+        KARANI_EMBEDDER_QUERY_PREFIX="query: ",
+        KARANI_EMBEDDER_PASSAGE_PREFIX="passage: ",
+    )
+    assert loaded["KARANI_EMBEDDER_QUERY_PREFIX"] == "query: "
+    assert loaded["KARANI_EMBEDDER_PASSAGE_PREFIX"] == "passage: "
+    assert loaded["KARANI_EMBEDDER_QUERY_MODEL"] == loaded["KARANI_EMBEDDER_PASSAGE_MODEL"] == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("KARANI_EMBEDDER_QUERY_PREFIX", "query:\nx"),
+        ("KARANI_EMBEDDER_PASSAGE_PREFIX", "passage:\t"),
+        ("KARANI_EMBEDDER_QUERY_PREFIX", "q" * 201),
+    ],
+)
+def test_it_refuses_an_embedder_prefix_it_cannot_send(tmp_path, name, value):
+    loaded = load_embedder_settings(tmp_path, **{name: value})
+    assert loaded == {
+        "error": f"{name}={value!r} is not valid; "
+        "use at most 200 characters on one line, e.g. 'query: '"
+    }
+
+
+@pytest.mark.parametrize("name", ["KARANI_EMBEDDER_QUERY_MODEL", "KARANI_EMBEDDER_PASSAGE_MODEL"])
+def test_it_refuses_a_per_side_model_name_without_an_endpoint(tmp_path, name):
+    loaded = load_embedder_settings(tmp_path, **{name: "e5-query"})
+    assert loaded["error"].startswith(f"{name} names an endpoint's model, but KARANI_EMBEDDER")
+    ok = load_embedder_settings(
+        tmp_path, KARANI_EMBEDDER="http://127.0.0.1:8000/v1", **{name: "e5-query"}
+    )
+    assert ok[name] == "e5-query"
+
+
 # --- production: the key, the hosts, HTTPS (issue 14, item 2) -----------------------------
 
 PRODUCTION_ENV = REPO / "deploy" / "production.env"

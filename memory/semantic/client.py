@@ -17,7 +17,7 @@ from psycopg_pool import ConnectionPool
 
 from memory.errors import first_line
 from memory.semantic import config as cfgmod
-from memory.semantic import extraction, mem0_adapter, schema
+from memory.semantic import extraction, mem0_adapter, schema, sides
 from memory.semantic.config import SemanticConfig, SemanticUnavailable
 
 log = logging.getLogger("karani.memory")
@@ -200,11 +200,11 @@ def _new_memory(cfg: SemanticConfig, store: Any, budget: Any) -> Any:
         max_retries=0,
     )
     mem0_adapter.use_llm_client(memory, client)
-    probe = memory.embedding_model.embed("dimension check", "search")
-    if len(probe) != cfg.embedder_dims:
+    dims = sides.probe(cfg, memory.embedding_model)
+    if dims != cfg.embedder_dims:
         raise SemanticUnavailable(
-            f"the embedder returns {len(probe)}-dimension vectors but KARANI_EMBEDDER_DIMS is "
-            f"{cfg.embedder_dims}; set KARANI_EMBEDDER_DIMS={len(probe)} and run `karani reindex`"
+            f"the embedder returns {dims}-dimension vectors but KARANI_EMBEDDER_DIMS is "
+            f"{cfg.embedder_dims}; set KARANI_EMBEDDER_DIMS={dims} and run `karani reindex`"
         )
     return memory
 

@@ -35,6 +35,12 @@ class SemanticConfig:
     embedder_dims: int
     embedder_threads: int
     embedder_dtype: str  # auto | float32 | bfloat16 (local models only)
+    # Asymmetric embedders (docs/embedders.md): a question is embedded as the query side,
+    # every stored text as the passage side; "" is no prefix (a local model's default prompt).
+    query_prefix: str
+    passage_prefix: str
+    query_model: str  # an endpoint's model name per side ("" is embedder_model)
+    passage_model: str
     llm_base_url: str
     llm_model: str
     llm_api_key: str
@@ -101,6 +107,10 @@ def load() -> SemanticConfig:
         embedder_dims=settings.KARANI_EMBEDDER_DIMS,
         embedder_threads=settings.KARANI_EMBEDDER_THREADS,
         embedder_dtype=settings.KARANI_EMBEDDER_DTYPE,
+        query_prefix=settings.KARANI_EMBEDDER_QUERY_PREFIX,
+        passage_prefix=settings.KARANI_EMBEDDER_PASSAGE_PREFIX,
+        query_model=settings.KARANI_EMBEDDER_QUERY_MODEL,
+        passage_model=settings.KARANI_EMBEDDER_PASSAGE_MODEL,
         llm_base_url=settings.KARANI_LLM_BASE_URL,
         llm_model=settings.KARANI_LLM_MODEL,
         llm_api_key=settings.KARANI_LLM_API_KEY or "local",

@@ -1,35 +1,54 @@
-"""The query embedding, on every semantic recall's critical path: for the local model, the
-steps ``encode`` runs for one text without its batch machinery (tests/test_semantic_encoder.py)."""
+"""Text into vectors on the embedder's two sides (memory.semantic.sides). The query embedding
+is on every semantic recall's critical path: for the local model, the steps ``encode`` runs
+for one text without its batch machinery (tests/test_semantic_encoder.py).
+"""
 
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from memory.semantic import identity
 from memory.semantic.client import Client
+from memory.semantic.sides import PASSAGE, QUERY, remote, side
 
-# One fast encoder per loaded model object (a reload builds a new one).
-_encoders: "weakref.WeakKeyDictionary[Any, Callable[[str], Any]]" = weakref.WeakKeyDictionary()
+# One fast encoder per loaded model object (a reload builds a new one) and query prefix.
+_encoders: "weakref.WeakKeyDictionary[Any, dict[str, Callable[[str], Any]]]" = (
+    weakref.WeakKeyDictionary()
+)
 _lock = threading.Lock()
 
 
-def _fast_encoder(model: Any) -> Callable[[str], Any]:
-    """``SentenceTransformer.encode(text)`` for one text, without the batch machinery."""
+def local_model(client: Client) -> Any:
+    """The SentenceTransformer behind mem0's embedder, or None for an endpoint."""
+    model = getattr(client.memory.embedding_model, "model", None)
+    if client.config.embedder_is_remote or model is None:
+        return None
+    from sentence_transformers import SentenceTransformer  # optional (the memory extra)
+
+    return model if isinstance(model, SentenceTransformer) else None
+
+
+def _fast_encoder(model: Any, prefix: str) -> Callable[[str], Any]:
+    """``SentenceTransformer.encode(text, prompt=prefix)`` for one text, without the batch
+    machinery; an empty prefix is the model's default prompt, as ``encode`` resolves it."""
     import torch
 
     # encode() calls eval() on every call; a loaded model is already in eval mode, and
     # nothing here trains it, so once is enough.
     model.eval()
-    # What encode() resolves per call with no prompt arguments: the model's default prompt
-    # (none for the bundled model) and its truncation dimension.
+    # An empty prefix is what encode() resolves with no prompt argument: the model's default
+    # prompt (none for the bundled model).
     default = model.default_prompt_name
-    prompt = model.prompts.get(default) if default is not None else None
+    prompt = prefix or (model.prompts.get(default) if default is not None else None)
     truncate_dim = model.truncate_dim
 
     def encode(text: str) -> Any:
         with torch.inference_mode():
-            # Through __call__, as encode() does, so any forward hooks still apply.
-            embedding = model(model.preprocess([text], prompt=prompt))["sentence_embedding"]
+            # Through __call__, as encode() does, so any forward hooks still apply; the
+            # model's preprocess adds the prompt and the length prompt-aware pooling needs.
+            features = model.preprocess([text], prompt=prompt)
+            embedding = model(features)["sentence_embedding"]
             if truncate_dim is not None:
                 embedding = embedding[..., :truncate_dim]
             # bfloat16 weights give a bfloat16 vector; encode() upcasts it the same way.
@@ -38,33 +57,40 @@ def _fast_encoder(model: Any) -> Callable[[str], Any]:
     return encode
 
 
-def _local_model(client: Client) -> Any:
-    """The SentenceTransformer behind mem0's embedder, or None when this path does not apply."""
-    embedder = client.memory.embedding_model
-    model = getattr(embedder, "model", None)  # mem0's remote (OpenAI-style) embedder has none
-    if model is None or getattr(embedder.config, "huggingface_base_url", None):
-        return None
-    from sentence_transformers import SentenceTransformer  # optional (the memory extra)
-
-    if not isinstance(model, SentenceTransformer):
-        return None
-    return model
-
-
-def query_encoder(client: Client) -> Any:
-    """A callable text -> vector: the fast local path, or mem0's embed for everything else."""
-    model = _local_model(client)
+def query_encoder(client: Client) -> Callable[[str], Any]:
+    """A callable text -> vector on the query side: the fast local path, or the endpoint."""
+    cfg = client.config
+    prefix = side(cfg, QUERY).prefix
+    model = local_model(client)
     if model is None:
-        embedder = client.memory.embedding_model
-        return lambda text: embedder.embed(text, "search")
+        return lambda text: remote(cfg, QUERY, [text])[0]
     with _lock:
-        encoder = _encoders.get(model)
+        by_prefix = _encoders.setdefault(model, {})
+        encoder = by_prefix.get(prefix)
         if encoder is None:
-            encoder = _encoders[model] = _fast_encoder(model)
+            encoder = by_prefix[prefix] = _fast_encoder(model, prefix)
     return encoder
 
 
 def embed_query(client: Client, text: str) -> Any:
-    """The vector mem0's ``embedding_model.embed(text, "search")`` returns (an array for the
-    local model, a list of floats from a remote endpoint), cheaper for the local model."""
+    """The question's vector (an array for the local model, a list of floats from an
+    endpoint), refused when the index was built by another embedder (memory.semantic.identity)."""
+    identity.check(client)
     return query_encoder(client)(text)
+
+
+def passages(client: Client, texts: list[str]) -> Any:
+    """One passage-side vector per text: a float32 array (local model) or lists (endpoint)."""
+    model = local_model(client)
+    if model is None:
+        return remote(client.config, PASSAGE, texts)
+    prefix = side(client.config, PASSAGE).prefix
+    # One forward pass per call, as arrays for the store's binary insert.
+    return model.encode(texts, prompt=prefix or None, batch_size=len(texts), convert_to_numpy=True)
+
+
+def embed_passages(client: Client, texts: list[str]) -> Any:
+    """``passages``, for a write: refused when the index was built by another embedder, and
+    the first write into an empty collection records this one (memory.semantic.identity)."""
+    identity.check(client, writing=True)
+    return passages(client, texts)

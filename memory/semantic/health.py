@@ -17,6 +17,7 @@ from memory.errors import first_line
 from memory.models import Memory
 from memory.semantic import client as clientmod
 from memory.semantic import config as cfgmod
+from memory.semantic import encoder, identity
 from memory.semantic.config import SemanticUnavailable
 from memory.semantic.reindex import pending_count
 
@@ -75,7 +76,7 @@ def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
                 "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'vector'"
             ).fetchone()[0]
             exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (cfg.collection,))
-            rows = 0
+            rows, built_by = 0, None
             detail = f"collection {cfg.collection} does not exist yet (run `karani reindex`)"
             if exists.fetchone()[0]:
                 query = sql.SQL("SELECT count(DISTINCT payload->>'ledger_id') FROM {}").format(
@@ -83,19 +84,41 @@ def _vector_store(report: Report, cfg: cfgmod.SemanticConfig) -> bool:
                 )
                 rows = conn.execute(query).fetchone()[0]
                 detail = f"collection {cfg.collection}: {rows} facts"
+                built_by = identity.decode(
+                    conn.execute(identity.READ, (cfg.collection,)).fetchone()[0]
+                )
     except Exception as exc:
         return report.add("vector store", False, first_line(exc))
     report.index_rows = rows
     if not has_vector:
         detail = "the vector extension is not installed in this database"
-    return report.add("vector store", has_vector, detail)
+    ok = report.add("vector store", has_vector, detail)
+    if ok:
+        _index_embedder(report, cfg, built_by, empty=not rows)
+    return ok
+
+
+def _index_embedder(
+    report: Report, cfg: cfgmod.SemanticConfig, built_by: dict | None, *, empty: bool
+) -> None:
+    """Whether the embedder that built the index is the configured one (identity)."""
+    ours = identity.configured(cfg)
+    if built_by is None:
+        detail = "not recorded yet: the first write or `karani reindex` records it"
+        if not empty:
+            detail = "not recorded (indexed before karani recorded it); `karani reindex` records it"
+        report.add("index embedder", True, detail)
+    elif built_by == ours:
+        report.add("index embedder", True, f"built by the configured {identity.describe(ours)}")
+    else:
+        report.add("index embedder", False, identity.mismatch(built_by, ours))
 
 
 def _embedder(report: Report) -> None:
     started = time.perf_counter()
     try:
         client = clientmod.get()
-        dims = len(client.memory.embedding_model.embed("doctor", "search"))
+        dims = len(encoder.query_encoder(client)("doctor"))
     except Exception as exc:
         report.add("embedder", False, first_line(exc))
         return

