@@ -10,7 +10,6 @@ identity. `karani doctor` compares the two.
 
 import functools
 import json
-import time
 import weakref
 from importlib import metadata
 from typing import Any
