@@ -20,7 +20,7 @@ from memory.models import Kind, Memory, Source
 
 # The rules a write follows, re-exported for qualify's own fields (company names, credentials):
 # qualify reaches memory only through the modules memory publishes (ADR 0010).
-from memory.text import collapse, company_key
+from memory.text import collapse, company_key, has_control_chars
 from memory.transfer import (
     EXPORT_FIELDS,
     ImportReport,
@@ -31,6 +31,8 @@ from memory.transfer import (
 )
 from memory.validation import (
     clean_actor,
+    clean_choice,
+    clean_fit_score,
     clean_id,
     clean_reason,
     clean_text,
@@ -44,12 +46,15 @@ __all__ = [
     "Kind",
     "RememberResult",
     "Source",
+    "clean_choice",
+    "clean_fit_score",
     "collapse",
     "company_key",
     "correct",
     "export_record",
     "find_secrets",
     "forget",
+    "has_control_chars",
     "import_facts",
     "iter_all_facts",
     "refuse_secrets",

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from memory import selectors as memory_selectors
 from memory import services as memory
-from memory.validation import clean_choice, clean_fit_score
 from qualify import holdout, inputs, verdict_fact
 from qualify.errors import DecisionConflict, QualifyInputError
 from qualify.models import (
@@ -149,8 +148,8 @@ def record_decision(
     if fit_score is None:
         raise QualifyInputError("fit_score is required (0-100)", field="fit_score")
     decision = {
-        "verdict": clean_choice(verdict, what="verdict", choices=Verdict.values),
-        "fit_score": clean_fit_score(fit_score),
+        "verdict": memory.clean_choice(verdict, what="verdict", choices=Verdict.values),
+        "fit_score": memory.clean_fit_score(fit_score),
         "prompt_version": inputs.clean_text(
             prompt_version,
             name="prompt_version",

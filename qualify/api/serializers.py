@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from memory.api.serializers import choice_field
-from memory.models import Kind
+from memory.services import Kind
 from qualify.decisions import MAX_MODEL_CHARS, MAX_REASONS_CHARS
 from qualify.funnel import STEPS
 from qualify.inputs import MAX_PROMPT_VERSION_CHARS, MAX_TASK_CHARS, max_chars
