@@ -2,7 +2,8 @@
 
 Everything else karani does with mem0 goes through its public API: ``Memory.from_config``,
 ``VectorStoreFactory``, the vector store's ``insert``/``search``/``list``/``create_col``/
-``delete_col``/``reset``, the embedder's ``embed``/``embed_batch`` and the LLM's ``generate_response``.
+``delete_col``/``reset``, the embedder's ``embed``/``embed_batch`` and the LLM's
+``generate_response``.
 A mem0 upgrade that changes anything below fails tests/test_semantic_mem0_adapter.py, which
 also pins the supported version range to pyproject.toml's.
 """
