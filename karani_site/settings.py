@@ -261,7 +261,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory.api.exceptions.handle",
-    "DEFAULT_THROTTLE_CLASSES": ["memory.api.base.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "recall": KARANI_API_RECALL_RATE,
         "write": KARANI_API_WRITE_RATE,
