@@ -6,6 +6,7 @@ never touches the network (validation and revocation are never called).
 """
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -73,8 +74,31 @@ def scanner() -> "Scanner":
         return _scanner()
 
 
+# Every provider token is a run of 16 or more token characters mixing at least two of lower
+# case, upper case and digits; a text with none (and no URI, curl line or PEM block) is not
+# worth loading the catalogue for: a second or more in a fresh process.
+_RUN = re.compile(r"[\w+/=.~:@|%-]{16,}")
+
+
+def _may_hold_token(text: str) -> bool:
+    # Credentials in URIs, curl lines and PEM blocks can be all lower case ("root:toor@").
+    if ("://" in text and "@" in text) or "-----BEGIN" in text or "curl" in text.lower():
+        return True
+    for run in _RUN.findall(text):
+        classes = (
+            any(c.islower() for c in run)
+            + any(c.isupper() for c in run)
+            + any(c.isdigit() for c in run)
+        )
+        if classes >= 2:
+            return True
+    return False
+
+
 def scan(text: str) -> list[Span]:
     """Each provider credential in ``text`` (visible findings only), by character offset."""
+    if not _may_hold_token(text):
+        return []
     data = text.encode("utf-8")
     spans = []
     for finding in scanner().scan(data):

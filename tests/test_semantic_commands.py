@@ -196,4 +196,4 @@ def test_doctor_is_happy_in_basic_mode(ledger, settings):
     out, _ = _run("doctor", "--json")
     report = json.loads(out)
     assert report["degraded"] is False
-    assert [c["name"] for c in report["checks"]] == ["ledger", "keyword index"]
+    assert [c["name"] for c in report["checks"]] == ["ledger", "keyword index", "secrets screen"]

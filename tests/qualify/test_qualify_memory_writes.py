@@ -68,7 +68,7 @@ def test_it_writes_an_outcome_fact_with_a_ref_to_the_event(llm_settings, fake_ll
 
 def test_it_keeps_a_secret_looking_reason_out_of_memory(llm_settings, fake_llm, profile):
     make_posting()
-    token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
+    token = "ghp_R8tK2mQ9xZ4vB7nW1pL6cH3jD5sF0gY8aE2u"
     fake_llm.default = criteria(reasons=f"recruiter pasted {token} in the ad")
 
     summary = run_qualify()
@@ -80,7 +80,7 @@ def test_it_keeps_a_secret_looking_reason_out_of_memory(llm_settings, fake_llm, 
 def test_it_skips_a_refused_verdict_fact_and_still_records_the_verdict(
     llm_settings, fake_llm, profile, caplog
 ):
-    make_posting(title="SRE ghp_1234567890abcdefghijklmnopqrstuvwxyzAB")
+    make_posting(title="SRE ghp_R8tK2mQ9xZ4vB7nW1pL6cH3jD5sF0gY8aE2u")
 
     summary = run_qualify()
 
