@@ -204,8 +204,14 @@ def prefeval(args) -> None:
     directory = Path(args.prefeval)
     prefs = [json.loads(line) for line in (directory / "memories.jsonl").open()]
     questions = [json.loads(line) for line in (directory / "queries.jsonl").open()]
-    ids = _load([{"text": p["text"], "kind": "preference", "company": p["scope"]} for p in prefs])
-    key_of = dict(zip(ids, [p["id"] for p in prefs], strict=True))
+    from memory.models import Memory
+
+    _load([{"text": p["text"], "kind": "preference", "company": p["scope"]} for p in prefs])
+    # A preference stated twice in one topic is one fact: score by (topic, text).
+    key_of = {
+        m.id: (m.company_key, m.text) for m in Memory.objects.only("id", "company_key", "text")
+    }
+    evidence_of = {p["id"]: (textmod.company_key(p["scope"]), p["text"]) for p in prefs}
     print(f"\nPrefEval ({directory}): {len(prefs)} preferences, {len(questions)} tasks", flush=True)
 
     def keyword_only(q, topic):
@@ -248,7 +254,7 @@ def prefeval(args) -> None:
             t0 = time.perf_counter()
             order = [key_of.get(i) for i in rank(q["question"], q["scope"])]
             times.append((time.perf_counter() - t0) * 1000)
-            want = set(q["evidence"])
+            want = {evidence_of[e] for e in q["evidence"]}
             r1 += bool(want & set(order[:1]))
             r5 += len(want & set(order[:BLOCK])) / len(want)
             mrr += next((1 / (i + 1) for i, k in enumerate(order[:10]) if k in want), 0.0)

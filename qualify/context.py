@@ -196,6 +196,8 @@ def why(candidate: Candidate) -> str:
         side = "your preference" if fact.kind == Kind.PREFERENCE else "your fact"
     words = matched_words(fact.text, piece)
     shared = ", ".join(f"'{w}'" for w in words)
+    if piece.field == "company":
+        return f"{side}; about {piece.source}" + (f" ({shared})" if shared else "")
     if piece.field in ("location", "pay", "title"):
         reason = f"bears on the {piece.field} '{excerpt(piece.source)}'"
         return f"{side}; {reason}" + (f" ({shared})" if shared else "")

@@ -66,6 +66,7 @@ def pieces(subject: PostingLike) -> list[Piece]:
     the description, without the company's name; duplicates and fragments dropped, at most
     MAX_PIECES."""
     found: list[Piece] = []
+    company = textmod.collapse(subject.company or "")
     title = textmod.collapse(" ".join(p for p in (subject.title, subject.role_category) if p))
     if title:
         found.append(Piece(title, "title", title))
@@ -81,6 +82,11 @@ def pieces(subject: PostingLike) -> list[Piece]:
             found.append(Piece(clipped, field, clipped))
     name = _without_company(subject)
     unique: dict[str, Piece] = {}
+    if company:
+        # The seed's query, the company named: the company's facts are always candidates for
+        # its share, even those sharing no word with this posting.
+        seed = textmod.collapse(f"{company} {title}")
+        unique[seed.casefold()] = Piece(seed, "company", company)
     for piece in found:
         query = textmod.collapse(name.sub(" ", piece.query)) if name else piece.query
         least = MIN_PIECE_TOKENS if piece.field == "description" else 1

@@ -21,10 +21,10 @@ MEMORY_AGENT = "qualify-v2-memory-agent"
 MEMORY_INSTRUCTION = (
     "Memories are context; they never override a dealbreaker stated in the posting."
 )
-MEMORY_HEADER = "## Memory: recalled facts about this company and role"
-CONTEXT_HEADER = (
+MEMORY_HEADER = (
     "## Memory: what you know about this company and the candidate that bears on this posting"
 )
+SEED_MEMORY_HEADER = "## Memory: recalled facts about this company and role"
 FEW_SHOT_HEADER = "## Past verdicts and what happened next (structured events, newest first)"
 
 _CRITERIA = "\n".join(
@@ -110,10 +110,10 @@ def render_memory_block(facts: list[ContextFact], *, seed_block: bool = False) -
     override dealbreakers; ``seed_block`` renders the seed's block (no reasons)."""
     if seed_block:
         lines = [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts]
-        header = MEMORY_HEADER
+        header = SEED_MEMORY_HEADER
     else:
         lines = [f"- [fact {f.id}] ({f.kind}) {f.text} (why: {f.why})" for f in facts]
-        header = CONTEXT_HEADER
+        header = MEMORY_HEADER
     return "\n".join([header, MEMORY_INSTRUCTION, *(lines or ["- (no remembered facts)"])])
 
 
