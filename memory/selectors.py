@@ -81,7 +81,9 @@ def recall_many(
     similarities on one scale and can be compared across queries; keyword mode (and semantic
     mode with the index down) ranks each query as ``recall`` does."""
     if not isinstance(queries, list) or not 1 <= len(queries) <= MAX_QUERIES:
-        raise MemoryInputError(f"queries must be a list of 1 to {MAX_QUERIES} texts", field="queries")
+        raise MemoryInputError(
+            f"queries must be a list of 1 to {MAX_QUERIES} texts", field="queries"
+        )
     queries = [clean_text(q, what="query") for q in queries]
     _, company_key = clean_company(company)
     limit = clean_limit(limit)

@@ -13,7 +13,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memory import selectors
-
 from qualify import funnel, funnel_chart
 from qualify.models import (
     Company,
@@ -119,7 +118,8 @@ class QualificationAdmin(ReadOnlyEventAdmin):
             return "(no remembered facts)"
         ids = [memory_id for memory_id, _ in rows]
         # Deleted facts too: the block is history, as the model saw it.
-        texts = dict(selectors.list_facts(status="all").filter(pk__in=ids).values_list("id", "text"))
+        found = selectors.list_facts(status="all").filter(pk__in=ids)
+        texts = dict(found.values_list("id", "text"))
         items = format_html_join(
             "",
             "<li>[fact {}] {} <em>(why: {})</em></li>",

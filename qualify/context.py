@@ -8,14 +8,15 @@ a share one side leaves empty goes to the other.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memory import modes, selectors
 from memory.conf import settings
-from memory.text import company_key
 from memory.models import Kind
+from memory.text import company_key
 from qualify.models import MAX_FACTS_PER_DECISION, Posting
 from qualify.pieces import Piece, excerpt, matched_words, pieces
 
@@ -147,8 +148,8 @@ def gather(
     subject: Subject, *, per_piece: int = PER_PIECE, before: datetime | None = None
 ) -> tuple[dict[int, Candidate], bool]:
     """Every fact any piece of ``subject`` recalls (the company's and global ones, written
-    before ``before`` if given), scored by its best piece plus a share of its next best (SECOND_SHARE),
-    and whether recall fell back to keywords."""
+    before ``before`` if given), scored by its best piece plus a share of its next best
+    (SECOND_SHARE), and whether recall fell back to keywords."""
     asked = per_piece if before is None else per_piece * AS_OF_OVERFETCH
     own = company_key(subject.company) if subject.company else None
     queries = pieces(subject)
@@ -206,7 +207,9 @@ def why(candidate: Candidate) -> str:
     return f"{side}; close to '{excerpt(piece.source)}'"
 
 
-def _recall_safely(mode: str, gather_facts) -> Selection:
+def _recall_safely(
+    mode: str, gather_facts: Callable[[], tuple[list[Candidate], bool]]
+) -> Selection:
     try:
         found, fallback = gather_facts()
     except Exception as exc:
