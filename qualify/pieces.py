@@ -15,13 +15,6 @@ MIN_PIECE_TOKENS = 3
 # Sentence ends, bullets and blank lines split a description into pieces.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|\s+[-*\u2022]\s+")
 
-# The words the facts a structured field bears on are written in, whatever the field says:
-# a location meets office-day and relocation preferences, pay meets salary floors.
-FIELD_TOPICS = {
-    "location": "office remote hybrid onsite relocate relocation moving commute",
-    "pay": "salary pay base compensation equity bonus",
-}
-
 
 class PostingLike(Protocol):
     company: str | None
@@ -72,10 +65,10 @@ def pieces(subject: PostingLike) -> list[Piece]:
         found.append(Piece(title, "title", title))
     where = textmod.collapse(", ".join(p for p in (subject.location, subject.remote) if p))
     if where:
-        found.append(Piece(f"{where} {FIELD_TOPICS['location']}", "location", where))
+        found.append(Piece(where, "location", where))
     pay = textmod.collapse(subject.salary)
     if pay:
-        found.append(Piece(f"{pay} {FIELD_TOPICS['pay']}", "pay", pay))
+        found.append(Piece(pay, "pay", pay))
     for field, text in (("task", subject.task), ("description", subject.description)):
         for sentence in sentences(text or ""):
             clipped = _clip(sentence)
