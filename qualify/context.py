@@ -29,6 +29,9 @@ PER_PIECE = 10
 # of its second-best score (a cosine); a keyword count only breaks ties with it, since one
 # common word in every boilerplate sentence must not add up past two words in one sentence.
 SECOND_SHARE = {"dense": 0.5, "keyword": 0.01}
+# The company's own query makes every one of its facts a candidate for its share; a fact only
+# it found scores at this weight, and a fact the posting's own words bring ignores it.
+COMPANY_PIECE_WEIGHT = 0.5
 # Recalling "as of" a past moment drops newer facts after ranking, so it asks for more.
 AS_OF_OVERFETCH = 4
 
@@ -162,7 +165,11 @@ def gather(
     for n, found in enumerate(lists):
         for fact in [f for f in found if in_scope(f, own, before)][:per_piece]:
             facts[fact.id] = fact
-            scored.setdefault(fact.id, []).append((fact.score, n))
+            weight = COMPANY_PIECE_WEIGHT if queries[n].field == "company" else 1.0
+            scored.setdefault(fact.id, []).append((fact.score * weight, n))
+    for marks in scored.values():
+        own_words = [m for m in marks if queries[m[1]].field != "company"]
+        marks[:] = own_words or marks
     candidates = {}
     for pk, marks in scored.items():
         marks.sort(reverse=True)

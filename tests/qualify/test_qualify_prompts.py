@@ -40,10 +40,12 @@ def test_it_injects_the_memory_block_with_its_instruction(llm_settings, fake_llm
     )
     assert f"[fact {fact.id}] (note) Northwind Robotics SRE team runs a heavy" in prompt
     # Every fact says why it is there, and the decision keeps the reason.
-    assert "(why: company fact; about Northwind Robotics" in memory_block(prompt)
+    assert "(why: company fact; bears on the title 'Senior SRE sre' ('sre'))" in prompt
     q = Qualification.objects.get()
     assert q.prompt_version == prompts.MEMORY_AWARE == "qualify-v3-context"
-    assert DecisionFact.objects.get(qualification=q).why.startswith("company fact; about")
+    assert DecisionFact.objects.get(qualification=q).why == (
+        "company fact; bears on the title 'Senior SRE sre' ('sre')"
+    )
     assert q.mode == "single"
     assert q.fact_ids == [fact.id]
     assert q.fact_count == 1
