@@ -38,7 +38,7 @@ BLOCK = 5
 WARMUP = 3
 
 
-def _load(records: list[dict]) -> list[int]:
+def _load(records: list[dict], *, index: bool = True) -> list[int]:
     """Import the records in basic mode, index them in one reindex; their ledger ids."""
     from django.conf import settings
 
@@ -51,18 +51,19 @@ def _load(records: list[dict]) -> list[int]:
     report = services.import_facts(records=enumerate(records, start=1), batch_size=1000)
     assert not report.rejected, report.rejected[:3]
     settings.KARANI_MEMORY = "mem0"
-    reindex.reindex()
+    if index:
+        reindex.reindex()
     return sorted(set(Memory.objects.values_list("id", flat=True)) - before)
 
 
-def _background(n: int) -> None:
+def _background(n: int, *, index: bool) -> None:
     import ledgergen
 
     records = []
     for c in range(max(1, n // ledgergen.CHUNK)):
         for f in ledgergen.chunk(c)[: n - c * ledgergen.CHUNK]:
             records.append({"text": f.text, "kind": f.kind, "company": f.company})
-    _load(records)
+    _load(records, index=index)
 
 
 def seed_block(subject, limit: int = BLOCK) -> list:
@@ -104,7 +105,9 @@ def decisions(args) -> None:
 
     data = json.loads(DECISIONS.read_text())
     facts = data["facts"]
-    ids = _load([{"text": f["text"], "kind": f["kind"], "company": f["company"]} for f in facts])
+    index = "mem0" in args.modes
+    records = [{"text": f["text"], "kind": f["kind"], "company": f["company"]} for f in facts]
+    ids = _load(records, index=index)
     key_of = dict(zip(ids, [f["key"] for f in facts], strict=True))
     postings = data["postings"]
     fields = ("company", "title", "role_category", "location", "remote", "salary", "description")
@@ -116,7 +119,7 @@ def decisions(args) -> None:
         flush=True,
     )
     if args.background:
-        _background(args.background)
+        _background(args.background, index=index)
         print(f"+ {args.background} ledgergen facts in the ledger", flush=True)
     rows = []
     for mode in args.modes.split(","):

@@ -185,3 +185,30 @@ def test_with_the_index_down_the_block_comes_from_keyword_ranking(mem0_mode, set
     assert _ids(down) == keyword_block
     assert all(f.why for f in down.facts)
     client.discard_all()
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "half", "nan"])
+def test_it_refuses_a_bad_company_share_in_one_line(value):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "KARANI_CONTEXT_COMPANY_SHARE": value}
+    env.pop("DATABASE_URL", None)
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert (
+        f"KARANI_CONTEXT_COMPANY_SHARE={value!r} is not valid; "
+        "use a fraction from 0 to 1 (e.g. 0.4)" in result.stderr
+    )
