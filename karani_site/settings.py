@@ -288,6 +288,9 @@ SPECTACULAR_SETTINGS = {
 
 # How many facts qualify injects into a prompt; qualify caps this at 10 whatever is set.
 KARANI_MEMORY_TOP_K = _env_number("KARANI_MEMORY_TOP_K", 5, low=1)
+KARANI_CONTEXT_COMPANY_SHARE = _env_number(
+    "KARANI_CONTEXT_COMPANY_SHARE", 0.4, low=0, high=1, use="a fraction from 0 to 1 (e.g. 0.4)"
+)
 
 # The share of postings qualify judges without memory (docs/qualify.md); 0 turns it off.
 KARANI_MEMORY_HOLDOUT = _env_number(

@@ -29,6 +29,9 @@ DEFAULTS: dict[str, Any] = {
     "KARANI_MEMORY": "basic",
     # Facts per working-context block; never more than 10 whatever is set.
     "KARANI_MEMORY_TOP_K": 5,
+    # Share (0-1) of each working-context block kept for the company's own facts; the rest is
+    # for the candidate's unscoped facts, and a share one side leaves empty goes to the other.
+    "KARANI_CONTEXT_COMPANY_SHARE": 0.4,
     # Share of postings (0-0.5) judged without memory (qualify.holdout).
     "KARANI_MEMORY_HOLDOUT": 0.0,
     # The OpenAI-compatible chat endpoint qualify and mem0's extraction call; "" is none.

@@ -7,8 +7,11 @@ from typing import Any
 from django.db.models import QuerySet
 
 from memory import index, keyword, modes
-from memory.errors import FactNotFound
+from memory.errors import FactNotFound, MemoryInputError
 from memory.models import Kind, Memory, Source
+
+# The words recall matches on, for callers that explain a match (qualify's working context).
+from memory.text import collapse, tokens, words  # noqa: F401
 from memory.validation import (
     DEFAULT_LIMIT,
     clean_choice,
@@ -68,6 +71,34 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
             return RecallResult(mode=mode, fallback=False, results=_materialise(semantic)[:limit])
     hits = keyword.search(query=query, company_key=company_key, limit=limit)
     return RecallResult(mode=mode, fallback=mode == modes.MEM0, results=_materialise(hits))
+
+
+MAX_QUERIES = 64
+
+
+def recall_many(
+    *, queries: list[str], company: str | None = None, limit: int = DEFAULT_LIMIT
+) -> tuple[list[list[RecalledFact]], bool]:
+    """Each query's ranked live facts, scoped as ``recall``, and whether recall fell back to
+    keywords. Semantic mode ranks by the dense half alone, so every list's scores are cosine
+    similarities on one scale and can be compared across queries; keyword mode (and semantic
+    mode with the index down) ranks each query as ``recall`` does."""
+    if not isinstance(queries, list) or not 1 <= len(queries) <= MAX_QUERIES:
+        raise MemoryInputError(
+            f"queries must be a list of 1 to {MAX_QUERIES} texts", field="queries"
+        )
+    queries = [clean_text(q, what="query") for q in queries]
+    _, company_key = clean_company(company)
+    limit = clean_limit(limit)
+    mode = modes.current()
+    if mode == modes.OFF:
+        return [[] for _ in queries], False
+    if mode == modes.MEM0:
+        dense = index.nearest_many(queries=queries, company_key=company_key, limit=limit)
+        if dense is not None:
+            return [_materialise(hits)[:limit] for hits in dense], False
+    hits = [keyword.search(query=q, company_key=company_key, limit=limit) for q in queries]
+    return [_materialise(h) for h in hits], mode == modes.MEM0
 
 
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:

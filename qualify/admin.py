@@ -9,8 +9,10 @@ from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from memory import selectors
 from qualify import funnel, funnel_chart
 from qualify.models import (
     Company,
@@ -107,7 +109,23 @@ class QualificationAdmin(ReadOnlyEventAdmin):
     list_select_related = ("posting__company",)
     search_fields = ("posting__title", "posting__company__name")
     # Every field, the model's own reasons included (for audit: memory never gets them).
-    readonly_fields = ("created_at", "deleted_at")
+    readonly_fields = ("created_at", "deleted_at", "memory_block")
+
+    @admin.display(description="memory block (the facts the model saw, and why)")
+    def memory_block(self, obj: Qualification) -> str:
+        rows = list(obj.decision_facts.order_by("id").values_list("memory_id", "why"))
+        if not rows:
+            return "(no remembered facts)"
+        ids = [memory_id for memory_id, _ in rows]
+        # Deleted facts too: the block is history, as the model saw it.
+        found = selectors.list_facts(status="all").filter(pk__in=ids)
+        texts = dict(found.values_list("id", "text"))
+        items = format_html_join(
+            "",
+            "<li>[fact {}] {} <em>(why: {})</em></li>",
+            ((pk, texts.get(pk, "(fact not found)"), why or "not recorded") for pk, why in rows),
+        )
+        return format_html("<ul>{}</ul>", items)
 
 
 @admin.register(Outcome)

@@ -1,7 +1,14 @@
 """Working context: the facts that bear on one posting (or an agent's task), each with why it is
-there. qualify's prompt, the context API and the MCP ``context`` tool all build it here."""
+there. qualify's prompt, the context API and the MCP ``context`` tool all build it here.
+
+Every field and sentence of the posting is its own recall query (qualify.pieces); a fact's
+score is its best score over them. The company's facts and the candidate's own (unscoped)
+facts are ranked apart and each side gets its share of the block (KARANI_CONTEXT_COMPANY_SHARE);
+a share one side leaves empty goes to the other.
+"""
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -9,12 +16,22 @@ from typing import Any
 from memory import selectors
 from memory.conf import settings
 from memory.selectors import modes
-from memory.services import company_key
+from memory.services import Kind, company_key
 from qualify.models import MAX_FACTS_PER_DECISION, Posting
+from qualify.pieces import Piece, excerpt, matched_words, pieces
 
 log = logging.getLogger("karani.qualify")
 
 MAX_QUERY_CHARS = 500
+# Facts each piece's recall returns: enough that both sides of the block find candidates.
+PER_PIECE = 10
+# A fact close to two parts of the posting outranks one close to a single part by this share
+# of its second-best score (a cosine); a keyword count only breaks ties with it, since one
+# common word in every boilerplate sentence must not add up past two words in one sentence.
+SECOND_SHARE = {"dense": 0.5, "keyword": 0.01}
+# The company's own query makes every one of its facts a candidate for its share; a fact only
+# it found scores at this weight, and a fact the posting's own words bring ignores it.
+COMPANY_PIECE_WEIGHT = 0.5
 # Recalling "as of" a past moment drops newer facts after ranking, so it asks for more.
 AS_OF_OVERFETCH = 4
 
@@ -23,6 +40,11 @@ def fact_cap(limit: int | None = None) -> int:
     """Facts per block: ``limit`` or KARANI_MEMORY_TOP_K, never more than 10 whatever is asked."""
     wanted = settings.KARANI_MEMORY_TOP_K if limit is None else limit
     return max(1, min(wanted, MAX_FACTS_PER_DECISION))
+
+
+def company_slots(cap: int) -> int:
+    """How many of ``cap`` facts are kept for the company's own facts."""
+    return round(cap * float(settings.KARANI_CONTEXT_COMPANY_SHARE))
 
 
 def memory_enabled() -> bool:
@@ -92,30 +114,148 @@ class Selection:
 
 
 def recall_query(subject: Subject) -> str:
+    """The seed's one query (company, title, role category, task): the agent's tool and the
+    benches' baseline."""
     parts = [subject.company or "", subject.title, subject.role_category, subject.task]
     return " ".join(" ".join(p.split()) for p in parts if p)[:MAX_QUERY_CHARS]
+
+
+def in_scope(fact: selectors.RecalledFact, own: str | None, before: datetime | None) -> bool:
+    # Checked again, so a misapplied scope in any index backend never leaks into a prompt.
+    return (fact.company is None or (own is not None and company_key(fact.company) == own)) and (
+        before is None or fact.created_at < before
+    )
 
 
 def recall_facts(
     company: str | None, *, query: str, limit: int, before: datetime | None = None
 ) -> tuple[list[selectors.RecalledFact], bool]:
-    """Facts for the company (plus global ones), written before ``before`` if given, and
-    whether recall fell back to keywords."""
+    """Facts for one query, the company's plus global ones, written before ``before`` if
+    given, and whether recall fell back to keywords (the agent's recall tool)."""
     asked = limit if before is None else limit * AS_OF_OVERFETCH
     result = selectors.recall(query=query, company=company, limit=asked)
-    # Checked again, so a misapplied scope in any index backend never leaks into a prompt.
     own = company_key(company) if company else None
+    return [f for f in result.results if in_scope(f, own, before)][:limit], result.fallback
+
+
+@dataclass
+class Candidate:
+    """A recalled fact, its score over the pieces and the piece that matched it best."""
+
+    fact: selectors.RecalledFact
+    score: float
+    piece: Piece
+
+
+def gather(
+    subject: Subject, *, per_piece: int = PER_PIECE, before: datetime | None = None
+) -> tuple[dict[int, Candidate], bool]:
+    """Every fact any piece of ``subject`` recalls (the company's and global ones, written
+    before ``before`` if given), scored by its best piece plus a share of its next best
+    (SECOND_SHARE), and whether recall fell back to keywords."""
+    asked = per_piece if before is None else per_piece * AS_OF_OVERFETCH
+    own = company_key(subject.company) if subject.company else None
+    queries = pieces(subject)
+    lists, fallback = selectors.recall_many(
+        queries=[p.query for p in queries], company=subject.company, limit=asked
+    )
+    share = SECOND_SHARE["keyword" if fallback or modes.current() != modes.MEM0 else "dense"]
+    scored: dict[int, list[tuple[float, int]]] = {}
+    facts: dict[int, selectors.RecalledFact] = {}
+    for n, found in enumerate(lists):
+        for fact in [f for f in found if in_scope(f, own, before)][:per_piece]:
+            facts[fact.id] = fact
+            weight = COMPANY_PIECE_WEIGHT if queries[n].field == "company" else 1.0
+            scored.setdefault(fact.id, []).append((fact.score * weight, n))
+    for marks in scored.values():
+        own_words = [m for m in marks if queries[m[1]].field != "company"]
+        marks[:] = own_words or marks
+    candidates = {}
+    for pk, marks in scored.items():
+        marks.sort(reverse=True)
+        second = marks[1][0] if len(marks) > 1 else 0.0
+        score = marks[0][0] + share * second
+        candidates[pk] = Candidate(fact=facts[pk], score=score, piece=queries[marks[0][1]])
+    return candidates, fallback
+
+
+def _ranked(candidates: list[Candidate]) -> list[Candidate]:
+    # Best score first; ties go to the newer fact, as recall's own ties do.
+    return sorted(candidates, key=lambda c: (-c.score, -c.fact.id))
+
+
+def split_shares(candidates: dict[int, Candidate], cap: int) -> list[Candidate]:
+    """The block: the company's best facts in its share, the candidate's own in the rest, a
+    share one side cannot fill given to the other; best first."""
+    company = _ranked([c for c in candidates.values() if c.fact.company is not None])
+    own = _ranked([c for c in candidates.values() if c.fact.company is None])
+    take_company = min(company_slots(cap), len(company))
+    take_own = min(cap - take_company, len(own))
+    take_company = min(cap - take_own, len(company))
+    return _ranked(company[:take_company] + own[:take_own])
+
+
+def why(candidate: Candidate) -> str:
+    """A short phrase a person can read: whose fact it is and what in the posting brought it."""
+    fact, piece = candidate.fact, candidate.piece
+    if fact.company is not None:
+        side = "company fact"
+    else:
+        side = "your preference" if fact.kind == Kind.PREFERENCE else "your fact"
+    words = matched_words(fact.text, piece)
+    shared = ", ".join(f"'{w}'" for w in words)
+    if piece.field == "company":
+        return f"{side}; about {piece.source}" + (f" ({shared})" if shared else "")
+    if piece.field in ("location", "pay", "title"):
+        reason = f"bears on the {piece.field} '{excerpt(piece.source)}'"
+        return f"{side}; {reason}" + (f" ({shared})" if shared else "")
+    if shared:
+        return f"{side}; matches {shared}"
+    return f"{side}; close to '{excerpt(piece.source)}'"
+
+
+def _recall_safely(
+    mode: str, gather_facts: Callable[[], tuple[list[Candidate], bool]]
+) -> Selection:
+    try:
+        found, fallback = gather_facts()
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+        log.warning("recall failed; empty memory block (%s)", reason)
+        return Selection(facts=[], mode=mode, fallback=True, error=reason)
     facts = [
-        f
-        for f in result.results
-        if (f.company is None or (own is not None and company_key(f.company) == own))
-        and (before is None or f.created_at < before)
+        ContextFact(
+            id=c.fact.id,
+            text=c.fact.text,
+            kind=c.fact.kind,
+            company=c.fact.company,
+            score=c.score,
+            why=why(c),
+            created_at=c.fact.created_at,
+        )
+        for c in found
     ]
-    return facts[:limit], result.fallback
+    return Selection(facts=facts, mode=mode, fallback=fallback)
 
 
-def _why(fact: selectors.RecalledFact) -> str:
-    return "company fact" if fact.company else "your fact"
+def select_seed(
+    subject: Subject, *, limit: int | None = None, before: datetime | None = None
+) -> Selection:
+    """The seed's block (one query of company, title and role category, one ranked list), for
+    the prompt version that recorded it and for replay's comparison."""
+    mode = modes.current()
+    query = recall_query(subject)
+    if mode == modes.OFF or not query:
+        return Selection.none()
+    piece = Piece(query, "title", query)
+
+    def gather_facts() -> tuple[list[Candidate], bool]:
+        found, fallback = recall_facts(
+            subject.company, query=query, limit=fact_cap(limit), before=before
+        )
+        return [Candidate(fact=f, score=f.score, piece=piece) for f in found], fallback
+
+    return _recall_safely(mode, gather_facts)
 
 
 def select(
@@ -124,27 +264,11 @@ def select(
     """The facts for ``subject``, best first. Never raises: a memory outage must never stop
     a decision, so a failure gives an empty block and the reason."""
     mode = modes.current()
-    query = recall_query(subject)
-    if mode == modes.OFF or not query:
+    if mode == modes.OFF or not pieces(subject):
         return Selection.none()
-    try:
-        found, fallback = recall_facts(
-            subject.company, query=query, limit=fact_cap(limit), before=before
-        )
-    except Exception as exc:
-        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
-        log.warning("recall failed; empty memory block (%s)", reason)
-        return Selection(facts=[], mode=mode, fallback=True, error=reason)
-    facts = [
-        ContextFact(
-            id=f.id,
-            text=f.text,
-            kind=f.kind,
-            company=f.company,
-            score=f.score,
-            why=_why(f),
-            created_at=f.created_at,
-        )
-        for f in found
-    ]
-    return Selection(facts=facts, mode=mode, fallback=fallback)
+
+    def gather_facts() -> tuple[list[Candidate], bool]:
+        found, fallback = gather(subject, before=before)
+        return split_shares(found, fact_cap(limit)), fallback
+
+    return _recall_safely(mode, gather_facts)

@@ -93,7 +93,8 @@ def prompt_for(
     if version.memory_aware:
         examples = (pool or FewShotPool.load()).examples_for(posting, before=before)
         if not version.agent:  # agent mode recalls through its tool instead
-            selection = context.select(Subject.of(posting), before=before)
+            build = context.select_seed if version.seed_block else context.select
+            selection = build(Subject.of(posting), before=before)
             facts, memory_error = selection.facts, selection.error
     messages = prompts.build_messages(
         version, profile=profile, posting=posting, facts=facts, examples=examples

@@ -10,13 +10,21 @@ from qualify.models import Posting, Profile
 from qualify.verdict import VERDICT_SCHEMA
 
 PRE_MEMORY = "qualify-v1"
-MEMORY_AWARE = "qualify-v2-memory"
+# The block built from the whole posting, the company's facts and the candidate's own each
+# in their share, every fact with why it is there (qualify.context.select).
+MEMORY_AWARE = "qualify-v3-context"
+# The seed's block (one company + title + role query, no reasons): kept so recorded rows
+# resolve and replay can compare the two blocks.
+MEMORY_SEED_BLOCK = "qualify-v2-memory"
 MEMORY_AGENT = "qualify-v2-memory-agent"
 
 MEMORY_INSTRUCTION = (
     "Memories are context; they never override a dealbreaker stated in the posting."
 )
-MEMORY_HEADER = "## Memory: recalled facts about this company and role"
+MEMORY_HEADER = (
+    "## Memory: what you know about this company and the candidate that bears on this posting"
+)
+SEED_MEMORY_HEADER = "## Memory: recalled facts about this company and role"
 FEW_SHOT_HEADER = "## Past verdicts and what happened next (structured events, newest first)"
 
 _CRITERIA = "\n".join(
@@ -57,11 +65,16 @@ class PromptVersion:
     memory_aware: bool
     agent: bool
     system: str
+    # Which block: the whole posting with reasons, or the seed's one query.
+    seed_block: bool = False
 
 
 VERSIONS: dict[str, PromptVersion] = {
     PRE_MEMORY: PromptVersion(PRE_MEMORY, memory_aware=False, agent=False, system=_BASE_SYSTEM),
     MEMORY_AWARE: PromptVersion(MEMORY_AWARE, memory_aware=True, agent=False, system=_BASE_SYSTEM),
+    MEMORY_SEED_BLOCK: PromptVersion(
+        MEMORY_SEED_BLOCK, memory_aware=True, agent=False, system=_BASE_SYSTEM, seed_block=True
+    ),
     MEMORY_AGENT: PromptVersion(
         MEMORY_AGENT, memory_aware=True, agent=True, system=_BASE_SYSTEM + _AGENT_TOOLS_NOTE
     ),
@@ -92,10 +105,16 @@ def render_posting(posting: Posting) -> str:
     return "\n".join(lines)
 
 
-def render_memory_block(facts: list[ContextFact]) -> str:
-    """The facts, one per line, under the instruction that they never override dealbreakers."""
-    lines = [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts] or ["- (no remembered facts)"]
-    return "\n".join([MEMORY_HEADER, MEMORY_INSTRUCTION, *lines])
+def render_memory_block(facts: list[ContextFact], *, seed_block: bool = False) -> str:
+    """The facts, one per line with why each is there, under the instruction that they never
+    override dealbreakers; ``seed_block`` renders the seed's block (no reasons)."""
+    if seed_block:
+        lines = [f"- [fact {f.id}] ({f.kind}) {f.text}" for f in facts]
+        header = SEED_MEMORY_HEADER
+    else:
+        lines = [f"- [fact {f.id}] ({f.kind}) {f.text} (why: {f.why})" for f in facts]
+        header = MEMORY_HEADER
+    return "\n".join([header, MEMORY_INSTRUCTION, *(lines or ["- (no remembered facts)"])])
 
 
 def build_messages(
@@ -113,7 +132,7 @@ def build_messages(
             shots = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in examples]
             parts.append("\n".join([FEW_SHOT_HEADER, *shots]))
         if not version.agent:
-            parts.append(render_memory_block(facts))
+            parts.append(render_memory_block(facts, seed_block=version.seed_block))
     parts.append(render_posting(posting))
     return [
         {"role": "system", "content": version.system},

@@ -98,3 +98,28 @@ def test_it_keeps_the_funnel_from_users_who_cannot_view_verdicts(client, django_
     response = client.get(reverse("admin:qualify_funnelreport_changelist"))
 
     assert response.status_code == 403
+
+
+def test_a_decisions_page_shows_its_block_with_each_facts_reason(
+    admin_client, llm_settings, fake_llm, profile
+):
+    from qualify_fakes import run_qualify
+
+    from memory import services as memory
+
+    fact = memory.remember(
+        text="Northwind Robotics pages its SREs <every> other week", company="Northwind Robotics"
+    )
+    make_posting()
+    run_qualify()
+    q = Qualification.objects.get()
+
+    page = admin_client.get(reverse("admin:qualify_qualification_change", args=[q.pk]))
+
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Memory block (the facts the model saw, and why)" in html
+    # The fact's text is escaped; its reason is the one the decision recorded.
+    assert f"[fact {fact.id}] Northwind Robotics pages its SREs &lt;every&gt; other week" in html
+    why = q.decision_facts.get().why
+    assert why.startswith("company fact; ") and f"(why: {why})" in html.replace("&#x27;", "'")

@@ -89,6 +89,7 @@ def test_it_records_all_200_with_the_memory_service_raising(
 ):
     _postings()
     monkeypatch.setattr(selectors, "recall", _boom)
+    monkeypatch.setattr(selectors, "recall_many", _boom)
     monkeypatch.setattr(memory, "remember", _boom)
 
     summary = run_qualify()
@@ -109,6 +110,7 @@ def test_it_writes_verdict_facts_when_only_recall_raises(
 ):
     _postings()
     monkeypatch.setattr(selectors, "recall", _boom)
+    monkeypatch.setattr(selectors, "recall_many", _boom)
 
     summary = run_qualify()
 
@@ -124,6 +126,7 @@ def test_it_records_all_200_in_agent_mode_with_the_memory_service_raising(
 
     _postings()
     monkeypatch.setattr(selectors, "recall", _boom)
+    monkeypatch.setattr(selectors, "recall_many", _boom)
     monkeypatch.setattr(memory, "remember", _boom)
     # Every posting: one recall call (fails), then the verdict.
     for _ in range(BATCH):

@@ -8,7 +8,7 @@ from qualify_fakes import make_posting, memory_block, run_qualify
 
 from memory import services as memory
 from qualify import prompts, services
-from qualify.models import Qualification
+from qualify.models import DecisionFact, Qualification
 from qualify.verdict import VERDICT_SCHEMA
 
 pytestmark = pytest.mark.django_db
@@ -39,8 +39,13 @@ def test_it_injects_the_memory_block_with_its_instruction(llm_settings, fake_llm
         in memory_block(prompt)
     )
     assert f"[fact {fact.id}] (note) Northwind Robotics SRE team runs a heavy" in prompt
+    # Every fact says why it is there, and the decision keeps the reason.
+    assert "(why: company fact; bears on the title 'Senior SRE sre' ('sre'))" in prompt
     q = Qualification.objects.get()
-    assert q.prompt_version == prompts.MEMORY_AWARE == "qualify-v2-memory"
+    assert q.prompt_version == prompts.MEMORY_AWARE == "qualify-v3-context"
+    assert DecisionFact.objects.get(qualification=q).why == (
+        "company fact; bears on the title 'Senior SRE sre' ('sre')"
+    )
     assert q.mode == "single"
     assert q.fact_ids == [fact.id]
     assert q.fact_count == 1

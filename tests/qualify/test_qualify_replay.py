@@ -209,6 +209,7 @@ def test_it_records_a_memory_outage_and_goes_on(history, monkeypatch):
         raise ConnectionError("injected: memory is down")
 
     monkeypatch.setattr(selectors, "recall", boom)
+    monkeypatch.setattr(selectors, "recall_many", boom)
 
     report = _replay()
 

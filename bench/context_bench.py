@@ -1,0 +1,301 @@
+"""The working-context block, beside the seed's builder in the same run, in both modes.
+
+    .venv/bin/python bench/context_bench.py [--prefeval ../shared/data/prefeval-dev]
+        [--ledger sqlite|postgres] [--background 0] [--modes basic,mem0] [--shares 0.4]
+
+Decisions: bench/data/decisions.json (karani's own: one candidate's unscoped facts and facts on
+a dozen companies, 40 postings, each labelled with the facts that decide it). Per mode and
+builder: the share of deciding facts in the 5-fact block, the postings whose block holds all
+of theirs, the block size, and the latency (p50/p95 ms) of building the block.
+
+PrefEval (Zhao et al., ICLR 2025; github.com/amazon-science/PrefEval; CC BY-NC 4.0) is read
+from the directory given, never copied here: each preference is a fact of its topic (company =
+topic), each question is sent as Subject(task=question, company=topic); R@1, R@5 (the
+preference in the 5-fact block) and MRR@10, beside keyword-only and dense-only ranking.
+
+--background N adds N ledgergen facts (a third unscoped) before timing, and a second latency
+table with each description grown past 3,000 characters. Each dataset gets a fresh ledger
+(``karani_context_bench_ledger`` on PostgreSQL, or SQLite under the temp dir) and its own
+pgvector collection in ``karani_context_bench_vectors``.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_context_bench_vectors")
+os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_context_bench_ledger")
+import semantic_env  # noqa: E402
+
+DECISIONS = BENCH_DIR / "data" / "decisions.json"
+BLOCK = 5
+WARMUP = 3
+
+
+def _load(records: list[dict], *, index: bool = True) -> list[int]:
+    """Import the records in basic mode, index them in one reindex; their ledger ids."""
+    from django.conf import settings
+
+    from memory import services
+    from memory.models import Memory
+    from memory.semantic import reindex
+
+    settings.KARANI_MEMORY = "basic"
+    before = set(Memory.objects.values_list("id", flat=True))
+    report = services.import_facts(records=enumerate(records, start=1), batch_size=1000)
+    assert not report.rejected, report.rejected[:3]
+    settings.KARANI_MEMORY = "mem0"
+    if index:
+        reindex.reindex()
+    return sorted(set(Memory.objects.values_list("id", flat=True)) - before)
+
+
+def _background(n: int, *, index: bool) -> None:
+    import ledgergen
+
+    records = []
+    for c in range(max(1, n // ledgergen.CHUNK)):
+        for f in ledgergen.chunk(c)[: n - c * ledgergen.CHUNK]:
+            records.append({"text": f.text, "kind": f.kind, "company": f.company})
+    _load(records, index=index)
+
+
+def seed_block(subject, limit: int = BLOCK) -> list:
+    """The seed's builder: one query of company, title and role category (and task)."""
+    from qualify import context
+
+    found, _ = context.recall_facts(
+        subject.company, query=context.recall_query(subject), limit=limit
+    )
+    return [f.id for f in found]
+
+
+def new_block(subject, limit: int = BLOCK) -> list:
+    from qualify import context
+
+    return [f.id for f in context.select(subject, limit=limit).facts]
+
+
+BUILDERS = {"seed (company+title+role, one list)": seed_block, "new (pieces + shares)": new_block}
+
+
+def _timed(build, subjects: list) -> tuple[list[list[int]], list[float]]:
+    blocks, times = [], []
+    for i, subject in enumerate(subjects * 2 if len(subjects) < 30 else subjects):
+        t0 = time.perf_counter()
+        block = build(subject)
+        elapsed = (time.perf_counter() - t0) * 1000
+        if i < len(subjects):
+            blocks.append(block)
+        if i >= WARMUP:
+            times.append(elapsed)
+    return blocks, times
+
+
+def decisions(args) -> None:
+    from django.conf import settings
+
+    from qualify.context import Subject
+
+    data = json.loads(DECISIONS.read_text())
+    facts = data["facts"]
+    index = "mem0" in args.modes
+    records = [{"text": f["text"], "kind": f["kind"], "company": f["company"]} for f in facts]
+    ids = _load(records, index=index)
+    key_of = dict(zip(ids, [f["key"] for f in facts], strict=True))
+    postings = data["postings"]
+    fields = ("company", "title", "role_category", "location", "remote", "salary", "description")
+    subjects = [Subject(**{k: p[k] for k in fields}) for p in postings]
+    print(
+        f"decision set: {len(facts)} facts ({sum(f['company'] is None for f in facts)} "
+        f"unscoped), {len(postings)} postings, {sum(len(p['deciding']) for p in postings)} "
+        "deciding facts",
+        flush=True,
+    )
+    if args.background:
+        _background(args.background, index=index)
+        print(f"+ {args.background} ledgergen facts in the ledger", flush=True)
+    rows = []
+    for mode in args.modes.split(","):
+        settings.KARANI_MEMORY = mode
+        for share in [float(s) for s in args.shares.split(",")]:
+            settings.KARANI_CONTEXT_COMPANY_SHARE = share
+            for name, build in BUILDERS.items():
+                if name.startswith("seed") and share != float(args.shares.split(",")[0]):
+                    continue
+                blocks, times = _timed(build, subjects)
+                found = total = complete = 0
+                misses = []
+                for p, block in zip(postings, blocks, strict=True):
+                    keys = {key_of.get(i) for i in block}
+                    hit = [k for k in p["deciding"] if k in keys]
+                    found += len(hit)
+                    total += len(p["deciding"])
+                    complete += len(hit) == len(p["deciding"])
+                    misses += [f"{p['id']}:{k}" for k in p["deciding"] if k not in keys]
+                label = name if name.startswith("seed") else f"{name}, share {share:g}"
+                rows.append(
+                    [
+                        mode,
+                        label,
+                        f"{found / total:.2f}",
+                        f"{complete}/{len(postings)}",
+                        f"{sum(map(len, blocks)) / len(blocks):.1f}",
+                        f"{semantic_env.pct(times, 50):.1f}",
+                        f"{semantic_env.pct(times, 95):.1f}",
+                    ]
+                )
+                if args.verbose:
+                    print(mode, label, "missed:", " ".join(misses), file=sys.stderr)
+    print(
+        semantic_env.table(
+            ["mode", "builder", "deciding in block", "complete", "size", "p50 ms", "p95 ms"],
+            rows,
+        )
+    )
+    if args.background:
+        _long_latency(args, subjects)
+
+
+def _long_latency(args, subjects: list) -> None:
+    """Each posting's description grown past 3,000 characters with the next one's."""
+    from dataclasses import replace
+
+    from django.conf import settings
+
+    long = []
+    for i, s in enumerate(subjects):
+        grown = s.description
+        j = i + 1
+        while len(grown) < 3000:
+            grown += "\n\n" + subjects[j % len(subjects)].description
+            j += 1
+        long.append(replace(s, description=grown[:3200]))
+    rows = []
+    for mode in args.modes.split(","):
+        settings.KARANI_MEMORY = mode
+        for name, build in BUILDERS.items():
+            _, times = _timed(build, long)
+            rows.append(
+                [
+                    mode,
+                    name,
+                    f"{semantic_env.pct(times, 50):.1f}",
+                    f"{semantic_env.pct(times, 95):.1f}",
+                ]
+            )
+    print(f"\nlatency, 3,000-3,200-character descriptions, {args.background} background facts")
+    print(semantic_env.table(["mode", "builder", "p50 ms", "p95 ms"], rows))
+
+
+def prefeval(args) -> None:
+    from django.conf import settings
+
+    from memory import keyword
+    from memory import text as textmod
+    from memory.semantic import client as clientmod
+    from memory.semantic import search
+    from memory.semantic.encoder import embed_query
+    from qualify.context import Subject
+
+    directory = Path(args.prefeval)
+    prefs = [json.loads(line) for line in (directory / "memories.jsonl").open()]
+    questions = [json.loads(line) for line in (directory / "queries.jsonl").open()]
+    from memory.models import Memory
+
+    _load([{"text": p["text"], "kind": "preference", "company": p["scope"]} for p in prefs])
+    # A preference stated twice in one topic is one fact: score by (topic, text).
+    key_of = {
+        m.id: (m.company_key, m.text) for m in Memory.objects.only("id", "company_key", "text")
+    }
+    evidence_of = {p["id"]: (textmod.company_key(p["scope"]), p["text"]) for p in prefs}
+    print(f"\nPrefEval ({directory}): {len(prefs)} preferences, {len(questions)} tasks", flush=True)
+
+    def keyword_only(q, topic):
+        hits = keyword.search(query=q, company_key=textmod.company_key(topic), limit=10)
+        return [h.memory_id for h in hits]
+
+    def dense_only(q, topic):
+        client = clientmod.get()
+        found = client.store.search(
+            query=q,
+            vectors=embed_query(client, q),
+            top_k=30,
+            filters=search.scope_filters(textmod.company_key(topic)),
+        )
+        order = []
+        for r in sorted(found, key=lambda r: -float(r.score)):
+            pk = (r.payload or {}).get("ledger_id")
+            if isinstance(pk, int) and pk not in order:
+                order.append(pk)
+        return order[:10]
+
+    methods = {"keyword only (keyword.search)": (keyword_only, None)}
+    for mode in args.modes.split(","):
+        methods[f"{mode}: seed builder"] = (
+            lambda q, t: seed_block(Subject(task=q, company=t), limit=10),
+            mode,
+        )
+        methods[f"{mode}: new builder"] = (
+            lambda q, t: new_block(Subject(task=q, company=t), limit=10),
+            mode,
+        )
+    if "mem0" in args.modes:
+        methods["dense only (bundled MiniLM)"] = (dense_only, "mem0")
+    rows = []
+    for name, (rank, mode) in methods.items():
+        settings.KARANI_MEMORY = mode or "basic"
+        r1 = r5 = mrr = 0.0
+        times = []
+        for q in questions:
+            t0 = time.perf_counter()
+            order = [key_of.get(i) for i in rank(q["question"], q["scope"])]
+            times.append((time.perf_counter() - t0) * 1000)
+            want = {evidence_of[e] for e in q["evidence"]}
+            r1 += bool(want & set(order[:1]))
+            r5 += len(want & set(order[:BLOCK])) / len(want)
+            mrr += next((1 / (i + 1) for i, k in enumerate(order[:10]) if k in want), 0.0)
+        n = len(questions)
+        rows.append(
+            [
+                name,
+                f"{r1 / n:.3f}",
+                f"{r5 / n:.3f}",
+                f"{mrr / n:.3f}",
+                f"{semantic_env.pct(times, 50):.1f}",
+                f"{semantic_env.pct(times, 95):.1f}",
+            ]
+        )
+    print(semantic_env.table(["ranking", "R@1", "R@5", "MRR@10", "p50 ms", "p95 ms"], rows))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prefeval", help="PrefEval's development directory (CC BY-NC)")
+    parser.add_argument("--ledger", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--background", type=int, default=0)
+    parser.add_argument("--modes", default="basic,mem0")
+    parser.add_argument("--shares", default="0.4", help="company shares to compare, e.g. 0.2,0.4")
+    parser.add_argument("--part", choices=("all", "decisions", "prefeval"), default="all")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list the misses")
+    args = parser.parse_args()
+    if args.part == "all":
+        # One process per dataset: each needs a ledger of its own facts only.
+        argv = [a for a in sys.argv[1:] if a != "--part"]
+        run = [sys.executable, __file__, *argv, "--part"]
+        subprocess.run([*run, "decisions"], check=True)
+        if args.prefeval:
+            subprocess.run([*run, "prefeval"], check=True)
+        return
+    semantic_env.setup(ledger=args.ledger, collection=f"karani_context_{args.part}")
+    decisions(args) if args.part == "decisions" else prefeval(args)
+
+
+if __name__ == "__main__":
+    main()
