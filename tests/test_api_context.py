@@ -179,10 +179,11 @@ def test_it_refuses_anonymous_callers(ledger):
     assert client_with(None).get("/api/context", {"company": "Northwind"}).status_code == 401
 
 
-def test_context_is_throttled_like_recall_and_the_funnel_is_not(ledger, reader, monkeypatch):
-    from rest_framework.throttling import ScopedRateThrottle
+def test_context_is_throttled_like_recall_and_the_funnel_is_not(ledger, reader, settings):
+    from django.core.cache import cache
 
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": "2/min", "write": "1/min"})
+    settings.KARANI_API_RECALL_RATE, settings.KARANI_API_WRITE_RATE = "2/min", "1/min"
+    cache.clear()
     query = {"company": "Northwind", "title": "SRE"}
 
     answers = [reader.get("/api/context", query).status_code for _ in range(2)]

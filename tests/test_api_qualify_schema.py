@@ -10,7 +10,6 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
-from rest_framework.throttling import ScopedRateThrottle
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -29,7 +28,7 @@ def pipeline_ledger(db, monkeypatch, settings) -> str:
     settings.KARANI_MEMORY = "basic"
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"recall": None, "write": None})
+    settings.KARANI_API_RECALL_RATE = settings.KARANI_API_WRITE_RATE = "off"
     cache.clear()
     for n, company in enumerate(["Northwind", None, "Acme"], 1):
         services.remember(text=f"Fact {n}: prefers remote SRE work", company=company)
