@@ -41,12 +41,21 @@ def _text(pattern: str = "", use: str = "a string") -> tuple[Callable[[Any], boo
     return (lambda v: isinstance(v, str) and re.fullmatch(pattern or ".*", v) is not None), use
 
 
+# An embedder's side prefix: kept exactly as written (a trailing space matters), no control
+# characters.
+PREFIX, PREFIX_USE = r"[^\x00-\x1f\x7f]{0,200}", "at most 200 printable characters"
+
 RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "KARANI_DATA_DIR": (
         lambda v: v is None or (isinstance(v, str | Path) and str(v) != ""),
         "a directory path (str or Path), or None for the per-user data directory",
     ),
+    "KARANI_SCANNER_CACHE_DIR": (
+        lambda v: v is None or (isinstance(v, str | Path) and str(v) != ""),
+        "a directory path (str or Path), or None for KARANI_DATA_DIR/kingfisher-rules",
+    ),
     "KARANI_MEMORY": _choice("off", "basic", "mem0"),
+    "KARANI_CONTEXT_COMPANY_SHARE": _number(0, 1, "a fraction from 0 to 1 (e.g. 0.4)"),
     "KARANI_MEMORY_TOP_K": _whole(1),
     "KARANI_MEMORY_HOLDOUT": _number(0, 0.5, "a fraction from 0 to 0.5 (e.g. 0.1)"),
     "KARANI_LLM_BASE_URL": _text(),
@@ -62,6 +71,14 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "KARANI_EMBEDDER": _text(),
     "KARANI_EMBEDDER_MODEL": _text(),
+    "KARANI_EMBEDDER_QUERY_PREFIX": _text(
+        r"[^\x00-\x1f]{0,200}", "at most 200 printable characters"
+    ),
+    "KARANI_EMBEDDER_PASSAGE_PREFIX": _text(
+        r"[^\x00-\x1f]{0,200}", "at most 200 printable characters"
+    ),
+    "KARANI_EMBEDDER_QUERY_MODEL": _text(),
+    "KARANI_EMBEDDER_PASSAGE_MODEL": _text(),
     "KARANI_EMBEDDER_DIMS": _whole(1),
     "KARANI_EMBEDDER_THREADS": _whole(0),
     "KARANI_EMBEDDER_DTYPE": _choice("auto", "float32", "bfloat16"),
