@@ -89,6 +89,22 @@ def test_it_falls_back_when_mem0_cannot_be_imported(taught, monkeypatch, caplog)
     _assert_reindex_restores(pending)
 
 
+def test_it_falls_back_when_the_entity_model_cannot_load(taught, monkeypatch, caplog):
+    from memory.semantic import entities
+
+    # A real spacy.load of a package that is not installed, from a cold start.
+    monkeypatch.setattr(entities, "MODEL", "en_core_web_sm_not_installed")
+    monkeypatch.setattr(entities, "_nlp", None)
+    entities.question.cache_clear()
+
+    pending = _assert_degraded_but_answering(caplog)
+    assert "en_core_web_sm_not_installed" in karani_warnings(caplog)[0]
+
+    monkeypatch.undo()
+    entities.question.cache_clear()
+    _assert_reindex_restores(pending)
+
+
 def test_it_falls_back_when_the_collection_is_dropped_mid_run(taught, caplog, vector_database):
     with psycopg.connect(vector_database, autocommit=True) as conn:
         conn.execute(f'DROP TABLE "{taught}"')
