@@ -116,9 +116,9 @@ def _import(*facts: tuple[str, str]) -> list[int]:
 @pytest.mark.django_db
 def test_it_lifts_the_facts_written_in_a_named_span_and_nothing_else():
     march, june, undated = _import(
-        ("Acme offered a video call.", "2025-03-12T10:00:00Z"),
-        ("Acme offered an onsite day.", "2025-06-02T10:00:00Z"),
-        ("Acme offered a take-home test.", "2024-11-20T10:00:00Z"),
+        ("The recruiter offered a video call.", "2025-03-12T10:00:00Z"),
+        ("The recruiter offered an onsite day.", "2025-06-02T10:00:00Z"),
+        ("The recruiter offered a take-home test.", "2024-11-20T10:00:00Z"),
     )
     hits = [Hit(june, 2.0), Hit(undated, 1.9), Hit(march, 1.0)]
 

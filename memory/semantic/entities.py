@@ -4,6 +4,7 @@ and when (memory.semantic.cues, memory.semantic.dates). Only the question is ana
 per recall; facts are not (docs/semantic-index.md says why).
 """
 
+import logging
 import threading
 from functools import lru_cache
 from typing import Any
@@ -21,6 +22,16 @@ NAMED = frozenset(
 )
 _lock = threading.Lock()
 _nlp: Any = None
+_warned = False
+log = logging.getLogger("karani.memory")
+
+
+def _warn_once(reason: str) -> None:
+    # Each recall retries the load (it fails fast); the log says so once per process.
+    global _warned
+    if not _warned:
+        _warned = True
+        log.warning("semantic recall falls back to keyword recall: %s", reason)
 
 
 def pipeline() -> Any:
@@ -34,9 +45,9 @@ def pipeline() -> Any:
 
                     _nlp = spacy.load(MODEL, exclude=_UNUSED)
                 except Exception as exc:
-                    raise SemanticUnavailable(
-                        f"the entity model {MODEL} did not load: {first_line(exc)}"
-                    ) from exc
+                    reason = f"the entity model {MODEL} did not load: {first_line(exc)}"
+                    _warn_once(reason)
+                    raise SemanticUnavailable(reason) from exc
     return _nlp
 
 
@@ -49,7 +60,9 @@ def question(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     except SemanticUnavailable:
         raise
     except Exception as exc:
-        raise SemanticUnavailable(f"the entity model failed: {first_line(exc)}") from exc
+        reason = f"the entity model failed: {first_line(exc)}"
+        _warn_once(reason)
+        raise SemanticUnavailable(reason) from exc
     return (
         tuple(e.text for e in doc.ents if e.label_ in NAMED),
         tuple(e.text for e in doc.ents if e.label_ == "DATE"),

@@ -186,12 +186,13 @@ def keeping_dense(
         return ranked
     kept = [h.memory_id for h in dense[:keep]]
     head = ranked[:within]
-    score = {h.memory_id: h.score for h in ranked}
     for pk in kept:
         if pk not in {h.memory_id for h in head}:
+            # It takes the place, and the score, of the fact it displaces.
+            last = head[-1].score if head else 0.0
             if len(head) == within:
                 head.remove(next(h for h in reversed(head) if h.memory_id not in kept))
-            head.append(Hit(memory_id=pk, score=score.get(pk, 0.0)))
+            head.append(Hit(memory_id=pk, score=last))
     placed = {h.memory_id for h in head}
     return head + [h for h in ranked if h.memory_id not in placed]
 
