@@ -13,7 +13,10 @@ Every query is scoped to its company (LoCoMo: its conversation) and asks for the
 Per method: R@1, R@5 (share of evidence in the top k), MRR@10, hit@5 (any evidence in the
 top 5), leaks (queries whose top 10 holds another company's fact) and latency p50/p95 in ms
 (for a fusion: its sources, run one after the other, plus the fusion). Overall, then R@5 and
-MRR@10 per category (LoCoMo) or style (job search: paraphrase, keyword, scope-trap).
+MRR@10 per category (LoCoMo) or style (job search: paraphrase, keyword, scope-trap), then the
+questions sharing no content word with their evidence (the dense half's alone to find). The
+family rows vary one constant of memory.semantic.tuning at a time; --cv scores each family
+leave-one-conversation-out.
 """
 
 import argparse

@@ -236,44 +236,30 @@ def main() -> None:
             f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after the timed queries",
             file=sys.stderr,
         )
+    print(semantic_env.table(["facts", "path", "n", "p50 ms", "p95 ms"], rows), flush=True)
     if args.remember:
-        rows += _remember(args.remember)
-    print(semantic_env.table(["facts", "path", "n", "p50 ms", "p95 ms"], rows))
+        print(
+            semantic_env.table(["facts", "path", "n", "p50 ms", "p95 ms"], _remember(args.remember))
+        )
 
 
 def _remember(count: int) -> list[list]:
-    """``services.remember`` of new facts in mem0 mode (the write, its vector and its
-    entities), beside the same without finding entities (before issue 28), interleaved;
-    the facts are forgotten again so the live ledger keeps its size."""
+    """``services.remember`` of new facts in mem0 mode (the write and its vector; facts are
+    not run through the entity model), forgotten again so the live ledger keeps its size."""
     import ledgergen
 
     from memory import services
     from memory.models import Memory
-    from memory.semantic import entities
 
-    facts = [f.text for f in ledgergen.chunk(7)[: count * 2]]
-    timings: dict[str, list[float]] = {"remember": [], "remember, no entities (before)": []}
-    recorded, ids = entities.record, []
-    for n, text in enumerate(facts):
-        path = list(timings)[n % 2]
-        entities.record = recorded if n % 2 == 0 else (lambda memories: None)
+    timings, ids = [], []
+    for n, fake in enumerate(ledgergen.chunk(7)[:count]):
         t0 = time.perf_counter()
-        ids.append(services.remember(text=f"{text} (bench {n})", company="bench-remember").id)
-        timings[path].append((time.perf_counter() - t0) * 1000)
-    entities.record = recorded
-    for pk in ids:  # forgotten: the live ledger (what the next run checks) keeps its size
+        ids.append(services.remember(text=f"{fake.text} (bench {n})", company="bench-remember").id)
+        timings.append((time.perf_counter() - t0) * 1000)
+    for pk in ids:
         services.forget(id=pk, reason="latency bench write")
-    size = Memory.objects.count()
-    return [
-        [
-            f"{size:,}",
-            name,
-            len(v),
-            f"{semantic_env.pct(v, 50):.1f}",
-            f"{semantic_env.pct(v, 95):.1f}",
-        ]
-        for name, v in timings.items()
-    ]
+    p50, p95 = (f"{semantic_env.pct(timings, p):.1f}" for p in (50, 95))
+    return [[f"{Memory.objects.count():,}", "remember (mem0 mode)", len(timings), p50, p95]]
 
 
 if __name__ == "__main__":

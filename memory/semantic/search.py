@@ -2,8 +2,9 @@
 query, to the question without the names that are its candidates' subjects) fused with the
 lexical half (memory.lexical, on the ledger, so a fact is found the moment its write commits),
 then each fact lifted by the facts written beside it in its company, and by being written when
-the question says or being about whom it names (memory.semantic.cues); docs/semantic-index.md
-has the design and the measurements.
+the question says or being about whom it names (memory.semantic.cues), the dense half's best
+keeping a place when the lexical half is weak. The constants are in memory.semantic.tuning;
+docs/semantic-index.md has the design and the measurements.
 """
 
 import math
