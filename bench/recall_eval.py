@@ -13,7 +13,10 @@ Every query is scoped to its company (LoCoMo: its conversation) and asks for the
 Per method: R@1, R@5 (share of evidence in the top k), MRR@10, hit@5 (any evidence in the
 top 5), leaks (queries whose top 10 holds another company's fact) and latency p50/p95 in ms
 (for a fusion: its sources, run one after the other, plus the fusion). Overall, then R@5 and
-MRR@10 per category (LoCoMo) or style (job search: paraphrase, keyword, scope-trap).
+MRR@10 per category (LoCoMo) or style (job search: paraphrase, keyword, scope-trap), then the
+questions sharing no content word with their evidence (the dense half's alone to find). The
+family rows vary one constant of memory.semantic.tuning at a time; --cv scores each family
+leave-one-conversation-out.
 """
 
 import argparse
@@ -31,6 +34,28 @@ os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_recall_ledger")
 import semantic_env  # noqa: E402
 
 TOP = 10
+# Each constant of memory.semantic.tuning, at the values --cv chooses among.
+FAMILIES = {
+    "dense_share": (0.3, 0.4, 0.5, 0.6),
+    "covered": (0.0, 0.5, 0.7, 0.85, 1.0),
+    "neighbour": (0.0, 0.2, 0.4, 0.5),
+    "date_share": (0.0, 1.0, 1.5, 3.0),
+    "subject_share": (0.0, 1.0, 2.0, 3.0),
+    "keep": (0, 1, 2, 3),
+}
+
+
+def _shipped() -> dict:
+    from memory.semantic import tuning
+
+    return {
+        "dense_share": tuning.DENSE_SHARE,
+        "covered": tuning.COVERED,
+        "neighbour": tuning.NEIGHBOUR_SHARE,
+        "date_share": tuning.DATE_SHARE,
+        "subject_share": tuning.SUBJECT_SHARE,
+        "keep": tuning.DENSE_KEPT,
+    }
 
 
 def _setup(*, ledger: str, collection: str) -> None:
@@ -186,10 +211,11 @@ def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
 
 
 def _methods(sources: dict) -> dict:
-    """name -> (source names, fusion over their lists, (family, weight) or None).
+    """name -> (source names, fusion over their lists, (family, value) or None).
 
-    A family is one fusion at several weights: --cv picks its weight on all conversations
-    but one and scores it on the one left out (LoCoMo), five times."""
+    A family is one constant of memory.semantic.tuning at several values, the others as
+    shipped: --cv picks its value on all conversations but one and scores it on the one left
+    out (LoCoMo), five times."""
     import recall_eval_methods as rm
 
     one = lambda lists: lists[0]  # noqa: E731
@@ -199,124 +225,29 @@ def _methods(sources: dict) -> dict:
         "hybrid as shipped (memory.semantic.search)": (["hybrid"], one, None),
         "dense only": (["dense"], one, None),
         "bm25 only (ledger stats)": (["bm25"], one, None),
-        "bm25 only (scope stats)": (["bm25s"], one, None),
-        "bm25 only, English stems": (["bm25stem"], one, None),
-        "coverage only, English stems": (["coverage_stem"], one, None),
+        "lexical only (memory.lexical)": (["lexical"], one, None),
+        "rrf dense+coverage k=60": (["dense", "coverage"], rm.rrf, None),
     }
-    if "lexical" in sources:
-        methods["lexical only (memory.lexical)"] = (["lexical"], one, None)
-    for k in (10, 60):
-        methods[f"rrf dense+coverage k={k}"] = (
-            ["dense", "coverage"],
-            lambda ls, k=k: rm.rrf(ls, k=k),
-            ("rrf k", k),
-        )
-    for w in (0.5, 1.0, 2.0, 3.0):
-        methods[f"cosine + {w}*coverage (1.0: last round's hybrid)"] = (
-            ["dense", "coverage"],
-            lambda ls, w=w: rm.weighted_sum(ls[0], ls[1], weight=w),
-            ("cosine + w*coverage", w),
-        )
-    # Each family: (name, fusion, shares of the dense half, lexical halves as (label, source, key)).
-    families = [
-        (
-            "minmax",
-            rm.score_fusion,
-            (0.3, 0.4, 0.5),
-            [
-                ("coverage", "coverage", "minmax"),
-                ("bm25", "bm25", "minmax bm25"),
-            ],
-        ),
-        (
-            "z",
-            rm.zscore_fusion,
-            (0.3, 0.4, 0.5, 0.6),
-            [
-                ("coverage", "coverage", "z"),
-                ("coverage, English stems", "coverage_stem", "z stems"),
-                ("bm25 (k1 1.2, b 0.75)", "bm25", "z bm25"),
-            ],
-        ),
-    ]
-    for family, fuse, shares, halves in families:
-        for a in shares:
-            for label, source, key in halves:
-                methods[f"{family} {a}*dense+{1 - a:.1f}*{label}"] = (
-                    ["dense", source],
-                    lambda ls, a=a, fuse=fuse: fuse(ls, weights=(a, 1 - a)),
-                    (key, a),
-                )
-    for a in (0.3, 0.4, 0.5, 0.6):
-        methods[f"z over the union {a}*dense+{1 - a:.1f}*coverage"] = (
-            ["dense", "coverage"],
-            lambda ls, a=a: rm.union_zscore_fusion(ls[0], ls[1], dense_share=a),
-            ("z union", a),
-        )
-    methods["z 0.4*dense(+0.2 own company)+0.6*coverage"] = (
-        ["dense_boost", "coverage"],
-        lambda ls: rm.zscore_fusion(ls, weights=(0.4, 0.6)),
-        None,
-    )
-    methods["rrf dense+basic k=60"] = (["dense", "basic"], rm.rrf, None)
-    # The shipped fusion with its neighbour share at several values (0: the fusion alone).
+    # The shipped ranking composed step by step, at tuning's values but for one constant.
     beside = rm.write_neighbours()
-    for share in (0.0, 0.2, 0.3, 0.4, 0.5):
-        methods[f"z 0.4*dense+0.6*coverage, + {share}*best neighbour"] = (
-            ["dense", "coverage"],
-            lambda ls, share=share: rm.with_neighbours(ls, beside, dense_share=0.4, share=share),
-            ("z + neighbour", share),
+    shipped = _shipped()
+
+    def ranking(ls, **knobs):
+        k = {**shipped, **knobs}
+        fused = rm.with_neighbours(
+            ls[:2], beside, dense_share=k["dense_share"], share=k["neighbour"], covered=k["covered"]
         )
-    # ... then memory.semantic.cues: the facts written when the question says lifted by
-    # ``lift`` (no subject lift), and the facts whose subject it names (the date lift at 1.5).
-    cue_families = [
-        ("written then", "z + neighbour + date lift", "date_share", {"subject_share": 0.0}),
-        ("subject named", "z + neighbour + date 1.5 + subject lift", "subject_share", {}),
-    ]
-    for label, family, knob, fixed in cue_families:
-        for lift in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
-            shares = {"date_share": 1.5, **fixed, knob: lift}
-            methods[f"z 0.4*dense+0.6*coverage, + 0.4*best neighbour, + {lift} {label}"] = (
-                ["dense", "coverage", "question"],
-                lambda ls, shares=shares: rm.with_cues(
-                    rm.with_neighbours(ls[:2], beside, dense_share=0.4, share=0.4), ls[2], **shares
-                ),
-                (family, lift),
-            )
-    # ... and the lexical half's share scaled by its best coverage up to ``covered`` (0: off).
-    for covered in (0.0, 0.5, 0.7, 0.85, 1.0):
-        methods[f"z 0.4 + 0.4*neighbour + cues 1.5/1.0, lexical share to coverage {covered}"] = (
-            ["dense", "coverage", "question"],
-            lambda ls, covered=covered: rm.with_cues(
-                rm.with_neighbours(ls[:2], beside, dense_share=0.4, share=0.4, covered=covered),
-                ls[2],
-                date_share=1.5,
-                subject_share=1.0,
-            ),
-            ("z + neighbour + cues + coverage-scaled lexical share", covered),
+        ranked = rm.with_cues(
+            fused, ls[2], date_share=k["date_share"], subject_share=k["subject_share"]
         )
-    # ... and the dense half asked without the subjects the question names (cues.about), at
-    # several subject lifts and dense shares.
-    for knob, values in (
-        ("subject_share", (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)),
-        ("dense_share", (0.3, 0.4, 0.5, 0.6)),
-    ):
+        return rm.dense_kept(ranked, ls[0], ls[1], keep=k["keep"])
+
+    for knob, values in FAMILIES.items():
         for value in values:
-            knobs = {"subject_share": 2.0, "dense_share": 0.4, knob: value}
-            methods[
-                f"z {knobs['dense_share']} + 0.4*neighbour + cues 1.5/{knobs['subject_share']}, "
-                "coverage 0.7, dense half without named subjects"
-            ] = (
+            methods[f"{knob} {value:g} (the rest as in tuning)"] = (
                 ["dense_about", "coverage", "question"],
-                lambda ls, k=knobs: rm.with_cues(
-                    rm.with_neighbours(
-                        ls[:2], beside, dense_share=k["dense_share"], share=0.4, covered=0.7
-                    ),
-                    ls[2],
-                    date_share=1.5,
-                    subject_share=k["subject_share"],
-                ),
-                (f"dense without named subjects: {knob}", value),
+                lambda ls, knob=knob, value=value: ranking(ls, **{knob: value}),
+                (knob, value),
             )
     return methods
 
@@ -421,6 +352,22 @@ def run(name: str, args: argparse.Namespace) -> None:
         counts = [f"{c} ({sum(1 for q in data.queries if q.category == c)})" for c in categories]
         print(f"\n{metric} per category\n")
         print(semantic_env.table(["method", *counts], rows))
+    # Fusion must not lose what the dense half finds where the lexical half cannot help.
+    words = {f.key: set(textmod.tokens(f.text)) for f in data.facts}
+    apart = [
+        i
+        for i, q in enumerate(data.queries)
+        if not set(textmod.tokens(q.text)) & set().union(*(words[e] for e in q.evidence))
+    ]
+    if apart:
+        rows = []
+        for method in methods:
+            picked = [scores[method][i][1] for i in apart]
+            rows.append(
+                [method] + [f"{sum(s[m] for s in picked) / len(picked):.3f}" for m in metrics]
+            )
+        print(f"\nQuestions sharing no content word with their evidence ({len(apart)})\n")
+        print(semantic_env.table(["method", *metrics], rows))
     if args.cv and data.name == "locomo":
         print("\nLeave-one-conversation-out R@5 (weight picked on the other four)\n")
         rows = _cross_validate(methods, scores, data.queries)

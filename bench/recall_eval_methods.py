@@ -262,3 +262,14 @@ def scope_boost(ranked: Ranked, company_of: dict[int, str | None], key: str | No
     if key is None:
         return ranked
     return ordered({pk: s + (boost if company_of.get(pk) == key else 0.0) for pk, s in ranked})
+
+
+def dense_kept(ranked: Ranked, dense: Ranked, lexical: Ranked, *, keep: int) -> Ranked:
+    """memory.semantic.search.keeping_dense over pairs."""
+    from memory.keyword import Hit
+    from memory.semantic import search
+
+    hits = search.keeping_dense(
+        *([Hit(pk, s) for pk, s in ranked] for ranked in (ranked, dense, lexical)), keep=keep
+    )
+    return [(h.memory_id, h.score) for h in hits]

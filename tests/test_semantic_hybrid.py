@@ -81,6 +81,26 @@ def test_the_lexical_half_counts_less_when_its_best_fact_covers_little_of_the_qu
     ), "without it, only the spread counts"
 
 
+def test_the_dense_halfs_best_keep_a_place_in_the_top_five_when_the_lexical_half_is_weak():
+    ranked = [Hit(pk, 10.0 - pk) for pk in range(1, 9)]
+    dense = [Hit(8, 0.9), Hit(3, 0.8), Hit(7, 0.7)]
+    weak, strong = [Hit(1, 0.3)], [Hit(1, 0.9)]
+
+    kept = search.keeping_dense(ranked, dense, weak, keep=2)
+
+    assert [h.memory_id for h in kept] == [1, 2, 3, 4, 8, 5, 6, 7], "5 gives way to 8; 3 stays"
+    assert search.keeping_dense(ranked, dense, strong, keep=2) == ranked
+    assert search.keeping_dense(ranked, dense, weak, keep=0) == ranked
+    assert [h.memory_id for h in search.keeping_dense(ranked, dense, [], keep=3)][:5] == [
+        1,
+        2,
+        3,
+        8,
+        7,
+    ], "no lexical candidate at all is as weak as it gets"
+    assert [h.memory_id for h in search.keeping_dense(ranked[:2], dense, weak, keep=1)] == [1, 2, 8]
+
+
 def test_a_fact_gains_a_share_of_its_best_neighbours_score():
     fused = [Hit(1, 2.0), Hit(5, 1.0), Hit(7, 0.9), Hit(9, 0.0)]
     beside = {1: [2], 2: [1, 3], 3: [2], 7: [8], 8: [7], 9: [5], 5: [9]}

@@ -1,28 +1,24 @@
-"""The dates a question names ("in March 2023", "on 1 February, 2023", "2024-05-08"): semantic
-recall lifts the facts written then (memory.semantic.cues)."""
+"""The dates a question names ("in March 2023", "on 1 February, 2023", "2024-05-08"): spaCy
+finds the DATE spans (memory.semantic.entities) and dateutil reads each into a month or a day
+of it; semantic recall lifts the facts written then (memory.semantic.cues)."""
 
-import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from itertools import islice
+
+from dateutil import parser
+
+from memory.semantic import entities
 
 # A day named is its own and the next and previous (time zones, "yesterday"); a month named
 # reaches a week either side (what happened late in March is told early in April).
 DAY_SLACK = timedelta(days=1)
 MONTH_SLACK = timedelta(days=7)
 # A question names a date or two; a 2,000-character list of them must not cost a scan each.
-MAX_MONTHS = 8
-
-_MONTHS = [
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-]  # fmt: skip
-_ABBREVIATIONS = {name[:3]: n for n, name in enumerate(_MONTHS, start=1)} | {"sept": 9}
-_MONTH = re.compile(r"\b(" + "|".join(_MONTHS + list(_ABBREVIATIONS)) + r")\b\.?", re.IGNORECASE)
-_DAY_BEFORE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+$", re.IGNORECASE)
-_DAY_AFTER = re.compile(r"^\s+(\d{1,2})(?:st|nd|rd|th)?\b", re.IGNORECASE)
-_YEAR_AFTER = re.compile(r"^,?\s+(\d{4})\b")
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+MAX_SPANS = 8
+# Read twice with two defaults: a field the text names comes out the same both times. Both
+# are leap years, so "29 February" reads.
+_DEFAULTS = (datetime(2000, 1, 1), datetime(2004, 3, 3))
 
 
 @dataclass(frozen=True)
@@ -53,33 +49,23 @@ class Span:
         return False
 
 
-def _valid(span: Span) -> bool:
+def read(text: str) -> Span | None:
+    """The month or day ``text`` (a DATE span) names, or None: a year alone, a weekday or a
+    relative date ("last year") names no month."""
     try:
-        date(span.year or 2000, span.month, span.day or 1)  # 2000 was a leap year
-    except ValueError:
-        return False
-    return True
+        first, second = (parser.parse(text, default=d, fuzzy=True) for d in _DEFAULTS)
+    except (ValueError, OverflowError):
+        return None
+    if first.month != second.month:
+        return None
+    return Span(
+        first.month,
+        first.year if first.year == second.year else None,
+        first.day if first.day == second.day else None,
+    )
 
 
 def spans(query: str) -> list[Span]:
-    """The dates ``query`` names. A month with a day or a year is a date in any case ("may
-    2023"); a bare month only capitalised and not opening the question ("May I…" is a verb),
-    and an abbreviation never alone ("Mar" is too often a word)."""
-    found = [Span(int(m[2]), int(m[1]), int(m[3])) for m in _ISO.finditer(query)]
-    found = [span for span in found if _valid(span)]
-    for match in islice(_MONTH.finditer(query), MAX_MONTHS):
-        name = match.group(1)
-        key = name.lower()
-        month = _MONTHS.index(key) + 1 if key in _MONTHS else _ABBREVIATIONS[key]
-        before, after = query[: match.start()], query[match.end() :]
-        day = _DAY_BEFORE.search(before)
-        day_after = None if day else _DAY_AFTER.match(after)
-        year = _YEAR_AFTER.match(after[day_after.end() :] if day_after else after)
-        day = day or day_after
-        bare = day is None and year is None
-        if bare and (key not in _MONTHS or not name[0].isupper() or not before.strip()):
-            continue
-        span = Span(month, int(year.group(1)) if year else None, int(day.group(1)) if day else None)
-        if _valid(span):
-            found.append(span)
-    return found
+    """The dates ``query`` names. Raises SemanticUnavailable when the model fails."""
+    _, named = entities.question(query)
+    return [span for span in map(read, islice(named, MAX_SPANS)) if span is not None]

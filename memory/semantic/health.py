@@ -127,6 +127,15 @@ def _embedder(report: Report) -> None:
     report.add("embedder", True, f"{where}: {dims} dims ({took:.1f}s)")
 
 
+def _entity_model(report: Report) -> None:
+    from memory.semantic import entities
+
+    try:
+        report.add("entity model", True, entities.status())
+    except Exception as exc:
+        report.add("entity model", False, first_line(exc))
+
+
 def _llm(report: Report, cfg: cfgmod.SemanticConfig) -> None:
     if not cfg.llm_base_url:
         report.add("llm", True, "not configured: writes go in verbatim (infer=False)")
@@ -159,6 +168,7 @@ def diagnose() -> Report:
         _embedder(report)
     else:
         report.add("embedder", False, "not checked: the vector store is down")
+    _entity_model(report)
     _llm(report, cfg)
     if report.ledger_live is not None:
         report.pending = pending = pending_count()

@@ -2,8 +2,9 @@
 query, to the question without the names that are its candidates' subjects) fused with the
 lexical half (memory.lexical, on the ledger, so a fact is found the moment its write commits),
 then each fact lifted by the facts written beside it in its company, and by being written when
-the question says or being about whom it names (memory.semantic.cues); docs/semantic-index.md
-has the design and the measurements.
+the question says or being about whom it names (memory.semantic.cues), the dense half's best
+keeping a place when the lexical half is weak. The constants are in memory.semantic.tuning;
+docs/semantic-index.md has the design and the measurements.
 """
 
 import math
@@ -13,25 +14,12 @@ from django.db import connection
 
 from memory import lexical
 from memory.keyword import Hit
-from memory.semantic import cues
+from memory.semantic import cues, tuning
 from memory.semantic.client import Client
 from memory.semantic.config import GLOBAL_SENTINEL, MEM0_USER
 from memory.semantic.encoder import embed_query
 from memory.semantic.guard import guarded
 
-# The dense half's share of the fused score (the lexical half has the rest), once each is
-# put on its query's own scale: chosen by leave-one-conversation-out cross-validation on
-# LoCoMo's development split (bench/recall_eval.py, docs/semantic-index.md).
-DENSE_SHARE = 0.4
-# The lexical half counts fully once its best candidate holds this share of the question's idf
-# mass, and proportionally less below: a list whose best fact shares only a common word or two
-# with the question says little about which fact is meant. Chosen by the same cross-validation.
-COVERED = 0.7
-# The share of a neighbour's fused score a fact gains (its neighbours: the live facts written
-# just before and after it in its company). What is written together is often about one
-# thing, a question and its answer or one page's facts, and only one of them names it.
-# Chosen by the same cross-validation as DENSE_SHARE.
-NEIGHBOUR_SHARE = 0.4
 # Candidates per half. The z-scores depend on how many there are, so any limit up to 10
 # ranks the same; a larger limit asks for more (a stale vector or a fact only one half
 # ranks must not push the fused top ``limit`` short).
@@ -91,8 +79,8 @@ def fuse(
     dense: list[Hit],
     words: list[Hit],
     *,
-    dense_share: float = DENSE_SHARE,
-    covered: float = COVERED,
+    dense_share: float = tuning.DENSE_SHARE,
+    covered: float = tuning.COVERED,
 ) -> list[Hit]:
     """``dense_share`` of the cosine's z-score plus the rest of the idf coverage's, each within
     the query's own candidates and counted from that half's lowest, which a fact the half
@@ -162,7 +150,7 @@ def neighbours(memory_ids: list[int], *, company_key: str | None) -> dict[int, l
 
 
 def with_context(
-    fused: list[Hit], beside: dict[int, list[int]], *, share: float = NEIGHBOUR_SHARE
+    fused: list[Hit], beside: dict[int, list[int]], *, share: float = tuning.NEIGHBOUR_SHARE
 ) -> list[Hit]:
     """Each fact's fused score plus ``share`` of its best neighbour's; a neighbour no half
     found joins the candidates when it gains anything."""
@@ -180,6 +168,34 @@ def with_cues(hits: list[Hit], query: str, **shares: float) -> list[Hit]:
     (memory.semantic.cues, at its shares unless given)."""
     gained = cues.gains(hits, query, **shares)
     return _ordered({h.memory_id: h.score + gained.get(h.memory_id, 0.0) for h in hits})
+
+
+def keeping_dense(
+    ranked: list[Hit],
+    dense: list[Hit],
+    words: list[Hit],
+    *,
+    keep: int = tuning.DENSE_KEPT,
+    within: int = 5,
+) -> list[Hit]:
+    """``ranked`` with the dense half's best ``keep`` facts among its first ``within`` when
+    the lexical half is weak (its best fact holds under ``COVERED`` of the question's idf
+    mass): a question sharing no word with its fact is the dense half's alone to find, and
+    the lexical half's and the cues' lifts must not push it out. A missing fact takes the
+    last of those places held by a fact the dense half did not keep."""
+    if not keep or (words and max(h.score for h in words) >= tuning.COVERED):
+        return ranked
+    kept = [h.memory_id for h in dense[:keep]]
+    head = ranked[:within]
+    for pk in kept:
+        if pk not in {h.memory_id for h in head}:
+            # It takes the place, and the score, of the fact it displaces.
+            last = head[-1].score if head else 0.0
+            if len(head) == within:
+                head.remove(next(h for h in reversed(head) if h.memory_id not in kept))
+            head.append(Hit(memory_id=pk, score=last))
+    placed = {h.memory_id for h in head}
+    return head + [h for h in ranked if h.memory_id not in placed]
 
 
 def _embedding(text: str) -> Future:
@@ -203,4 +219,4 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     head = [h.memory_id for h in fused[: limit * _OVERFETCH + _EXTRA]]
     lifted = with_context(fused, neighbours(head, company_key=company_key))
     # ``depth`` is still well over ``limit``: room for stale candidates, fewer rows to fetch.
-    return with_cues(lifted, query)[:depth]
+    return keeping_dense(with_cues(lifted, query), dense, words)[:depth]
