@@ -1,11 +1,12 @@
 """What every karani API view sets on itself, so a host project's ``REST_FRAMEWORK`` never
 changes how the API authenticates, parses, answers, fails or throttles."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from rest_framework import throttling
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers, throttling
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 from memory import clock
 from memory.api import exceptions
 from memory.api.parsers import JSONParser
+from memory.api.serializers import ErrorSerializer
 from memory.conf import settings
 
 THROTTLE_SCOPES = ("recall", "write")
@@ -50,3 +52,32 @@ class ApiView(APIView):
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Any]:
         return exceptions.handle
+
+
+# What each error status means in every karani API operation; an API adds its own 404 and 409.
+ERROR_TEXTS = {
+    400: "bad input (field errors in error.fields; a refused secret names its type)",
+    401: "no or bad credentials",
+    403: "authenticated, but not allowed to write",
+    413: "the request body is over the upload limit",
+    429: "throttled; see Retry-After",
+    503: "the ledger database is unavailable",
+}
+# The errors any operation that takes input can answer.
+ALWAYS = (400, 401, 429, 503)
+
+
+def error_responses(
+    codes: Iterable[int], meaning: dict[int, str] | None = None
+) -> dict[int, OpenApiResponse]:
+    """The schema's error answers for ``codes``, all in the one error shape; ``meaning`` says
+    what a status means for this API (its 404, its 409)."""
+    texts = {**ERROR_TEXTS, **(meaning or {})}
+    return {code: OpenApiResponse(ErrorSerializer, description=texts[code]) for code in codes}
+
+
+def validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """``data`` checked by ``serializer``; a refusal is the API's 400."""
+    body = serializer(data=data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data

@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory import selectors, services, validation
-from memory.api.base import ApiView
+from memory.api.base import ALWAYS, ApiView, error_responses, validated
 from memory.api.permissions import CanWriteMemory
 from memory.api.serializers import (
     ErrorSerializer,
@@ -35,29 +35,11 @@ from memory.text import MAX_TEXT_CHARS
 MAX_ID = 2**63 - 1
 MAX_PAGE_SIZE = 200
 
-_ERRORS = {
-    code: OpenApiResponse(ErrorSerializer, description=text)
-    for code, text in {
-        400: "bad input (field errors in error.fields; a refused secret names its type)",
-        401: "no or bad credentials",
-        403: "authenticated, but not allowed to write",
-        404: "no such fact",
-        409: "the fact is already deleted",
-        413: "the request body is over the upload limit",
-        429: "throttled; see Retry-After",
-        503: "the ledger database is unavailable",
-    }.items()
-}
+_MEANING = {404: "no such fact", 409: "the fact is already deleted"}
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
-    return {code: _ERRORS[code] for code in (400, 401, 429, 503, *codes)}
-
-
-def _validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    body = serializer(data=data)
-    body.is_valid(raise_exception=True)
-    return body.validated_data
+    return error_responses((*ALWAYS, *codes), _MEANING)
 
 
 def _fact_id(raw: str) -> int:
@@ -127,7 +109,7 @@ class RecallApi(ApiView):
         responses={200: OutputSerializer, **_errors()},
     )
     def get(self, request: Request) -> Response:
-        data = _validated(self.InputSerializer, request.query_params)
+        data = validated(self.InputSerializer, request.query_params)
         result = selectors.recall(
             query=data["q"], company=data.get("company") or None, limit=data["limit"]
         )
@@ -197,7 +179,7 @@ class MemoryListApi(ReadWriteApi):
         },
     )
     def get(self, request: Request) -> Response:
-        data = _validated(self.FilterSerializer, request.query_params)
+        data = validated(self.FilterSerializer, request.query_params)
         rows = selectors.list_facts(
             kind=data.get("kind"),
             company=data.get("company"),
@@ -219,7 +201,7 @@ class MemoryListApi(ReadWriteApi):
         },
     )
     def post(self, request: Request) -> Response:
-        data = _validated(self.InputSerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         result = services.remember(**data, actor=request.user.get_username())
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(self.OutputSerializer(result.to_dict()).data, status=code)
@@ -239,7 +221,7 @@ class MemoryDetailApi(ReadWriteApi):
         operation_id="memories_retrieve",
         summary="One fact, live or deleted, with its correction chain",
         parameters=[_ID_PARAM],
-        responses={200: FactDetailSerializer, **{c: _ERRORS[c] for c in (401, 404, 503)}},
+        responses={200: FactDetailSerializer, **error_responses((401, 404, 503), _MEANING)},
     )
     def get(self, request: Request, pk: str) -> Response:
         memory = selectors.get_fact(id=_fact_id(pk))
@@ -254,7 +236,7 @@ class MemoryDetailApi(ReadWriteApi):
     )
     def delete(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
-        data = _validated(self.ForgetSerializer, request.data or request.query_params)
+        data = validated(self.ForgetSerializer, request.data or request.query_params)
         since = timezone.now()
         row = services.forget(id=fact_id, reason=data["reason"], actor=request.user.get_username())
         return Response(FactSerializer(_as_written(row, stamp=row.deleted_at, since=since)).data)
@@ -279,7 +261,7 @@ class MemoryCorrectApi(WriteApi):
     )
     def post(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
-        data = _validated(self.InputSerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         since = timezone.now()
         new = services.correct(id=fact_id, **data, actor=request.user.get_username())
         row = _as_written(new, stamp=new.created_at, since=since)

@@ -3,42 +3,26 @@
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memory.api.base import ApiView
+from memory.api.base import ALWAYS, ApiView, error_responses, validated
 from memory.api.permissions import CanWriteMemory
-from memory.api.serializers import ErrorSerializer
 from qualify import decisions, outcomes, selectors
 from qualify.api import serializers as shapes
 from qualify.errors import DecisionConflict, PostingNotFound
 
-_ERRORS = {
-    code: OpenApiResponse(ErrorSerializer, description=text)
-    for code, text in {
-        400: "bad input (field errors in error.fields; a refused secret names its type)",
-        401: "no or bad credentials",
-        403: "authenticated, but not allowed to write",
-        404: "no posting with that external_id",
-        409: "a different verdict under the same prompt version is already recorded",
-        413: "the request body is over the upload limit",
-        429: "throttled; see Retry-After",
-        503: "the ledger database is unavailable",
-    }.items()
+_MEANING = {
+    404: "no posting with that external_id",
+    409: "a different verdict under the same prompt version is already recorded",
 }
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
-    return {code: _ERRORS[code] for code in (400, 401, 429, 503, *codes)}
-
-
-def _validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    body = serializer(data=data)
-    body.is_valid(raise_exception=True)
-    return body.validated_data
+    return error_responses((*ALWAYS, *codes), _MEANING)
 
 
 class Conflict(APIException):
@@ -69,7 +53,7 @@ class ContextApi(QualifyApi):
         responses={200: shapes.WorkingContextSerializer, **_errors()},
     )
     def get(self, request: Request) -> Response:
-        return self._answer(_validated(shapes.ContextQuerySerializer, request.query_params))
+        return self._answer(validated(shapes.ContextQuerySerializer, request.query_params))
 
     @extend_schema(
         operation_id="context_build",
@@ -78,7 +62,7 @@ class ContextApi(QualifyApi):
         responses={200: shapes.WorkingContextSerializer, **_errors(413)},
     )
     def post(self, request: Request) -> Response:
-        return self._answer(_validated(shapes.ContextRequestSerializer, request.data))
+        return self._answer(validated(shapes.ContextRequestSerializer, request.data))
 
 
 class WriteApi(QualifyApi):
@@ -102,7 +86,7 @@ class DecisionApi(WriteApi):
         },
     )
     def post(self, request: Request) -> Response:
-        data = _validated(shapes.DecisionRequestSerializer, request.data)
+        data = validated(shapes.DecisionRequestSerializer, request.data)
         try:
             done = decisions.record_decision(**data)
         except DecisionConflict as exc:
@@ -125,7 +109,7 @@ class OutcomeApi(WriteApi):
         },
     )
     def post(self, request: Request) -> Response:
-        data = _validated(shapes.OutcomeRequestSerializer, request.data)
+        data = validated(shapes.OutcomeRequestSerializer, request.data)
         try:
             done = outcomes.record_outcome(**data)
         except PostingNotFound as exc:
@@ -140,7 +124,7 @@ class FunnelApi(QualifyApi):
     @extend_schema(
         operation_id="funnel_retrieve",
         summary="The funnel per prompt version and the memory arm against the holdout",
-        responses={200: shapes.FunnelSerializer, **{c: _ERRORS[c] for c in (401, 503)}},
+        responses={200: shapes.FunnelSerializer, **error_responses((401, 503), _MEANING)},
     )
     def get(self, request: Request) -> Response:
         return Response(selectors.funnel_report())
