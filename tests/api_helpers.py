@@ -132,29 +132,21 @@ def http(
         conn.close()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 @contextmanager
-def gunicorn(
-    env: dict[str, str], log: Path, *, workers: int = 1, config: Path = GUNICORN_CONF
+def serving(
+    args: list[str], *, port: int, ready_path: str, cwd: Path, env: dict[str, str], log: Path
 ) -> Iterator[int]:
-    """The deployed server (deploy/gunicorn.conf.py) on a free port, until the block ends."""
-    port = _free_port()
+    """A gunicorn started with ``args``, polled (bounded) until ``ready_path`` answers 200;
+    stopped when the block ends."""
     server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "-c",
-            str(config),
-            "--workers",
-            str(workers),
-            "--bind",
-            f"127.0.0.1:{port}",
-        ],
-        cwd=REPO,
+        [str(Path(sys.executable).parent / "gunicorn"), *args, "--bind", f"127.0.0.1:{port}"],
+        cwd=cwd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),  # a file: a full pipe would stall the server
@@ -163,7 +155,7 @@ def gunicorn(
         deadline = time.monotonic() + 60
         while True:
             try:
-                if http(port, "GET", "/api/schema/")[0] == 200:
+                if http(port, "GET", ready_path)[0] == 200:
                     break
             except OSError:
                 pass
@@ -174,3 +166,15 @@ def gunicorn(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@contextmanager
+def gunicorn(
+    env: dict[str, str], log: Path, *, workers: int = 1, config: Path = GUNICORN_CONF
+) -> Iterator[int]:
+    """The deployed server (deploy/gunicorn.conf.py) on a free port, until the block ends."""
+    args = ["-c", str(config), "--workers", str(workers)]
+    with serving(
+        args, port=free_port(), ready_path="/api/schema/", cwd=REPO, env=env, log=log
+    ) as port:
+        yield port

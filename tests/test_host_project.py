@@ -6,14 +6,12 @@ step runs in a real process with DJANGO_SETTINGS_MODULE=hostproject.settings.
 """
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from api_helpers import http
+from api_helpers import free_port, http, serving
 from ledger_helpers import REPO, child_env
 
 pytestmark = pytest.mark.one_pass
@@ -103,40 +101,13 @@ def test_it_writes_through_the_service_and_shows_the_apps_admin_templates(host):
     assert "admin/memory/memory/change_list.html" in out["admin_templates"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def host_server(host, tmp_path):
     """The host's WSGI application on a real gunicorn."""
-    port = _free_port()
+    args = ["hostproject.wsgi:application", "-w", "1"]
     log = tmp_path / "gunicorn.log"
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    server = subprocess.Popen(
-        [str(gunicorn), "hostproject.wsgi:application", "--bind", f"127.0.0.1:{port}", "-w", "1"],
-        cwd=HOST,
-        env=host,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("w"),
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if http(port, "GET", "/")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert server.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.1)
+    with serving(args, port=free_port(), ready_path="/", cwd=HOST, env=host, log=log) as port:
         yield port
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def _error(status: int, content_type: str, body: bytes) -> dict:
