@@ -3,9 +3,11 @@
 Not a test module; the ledger test files import it by name (pytest puts tests/ on sys.path).
 """
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from django.apps import apps
@@ -96,3 +98,37 @@ def indexed_words(memory_id: int) -> set[str]:
             if any(row[0] == memory_id for row in cursor.fetchall()):
                 found.add(word)
     return found
+
+
+def run_together(
+    child: str, op: str, payloads: list, *, env: dict[str, str], barrier: Path
+) -> list[dict]:
+    """One process per payload running ``child`` (a script that prints "ready" once connected,
+    waits for ``barrier`` to exist, then prints its JSON answer last), all released at once."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", child, op, str(barrier), json.dumps(p)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for p in payloads
+    ]
+    try:
+        for proc in procs:  # every child is connected and waiting
+            line = proc.stdout.readline()
+            assert line.strip() == "ready", proc.stderr.read()
+        time.sleep(0.05)
+        barrier.touch()
+        outputs = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            outputs.append(json.loads(out.strip().splitlines()[-1]))
+        return outputs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()

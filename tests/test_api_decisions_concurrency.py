@@ -2,14 +2,10 @@
 PostgreSQL: the database's constraints decide, so one posting, one decision and one verdict
 fact are written, and every loser answers with the winner."""
 
-import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from ledger_helpers import REPO, child_env, children_database_url
+from ledger_helpers import child_env, children_database_url, run_together
 
 from memory.models import Memory
 from qualify.models import Outcome, Posting, Qualification
@@ -38,35 +34,8 @@ else:
 
 
 def _run_together(op: str, payload: dict, tmp_path: Path) -> list[dict]:
-    barrier = tmp_path / f"go-{op}"
     env = child_env(DATABASE_URL=children_database_url(), KARANI_MEMORY="basic")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", CHILD, op, str(barrier), json.dumps(payload)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(N)
-    ]
-    try:
-        for proc in procs:
-            line = proc.stdout.readline()
-            assert line.strip() == "ready", proc.stderr.read()
-        time.sleep(0.05)
-        barrier.touch()
-        outputs = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err
-            outputs.append(json.loads(out.strip().splitlines()[-1]))
-        return outputs
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
+    return run_together(CHILD, op, [payload] * N, env=env, barrier=tmp_path / f"go-{op}")
 
 
 @pytest.mark.postgres

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from ledger_helpers import KARANI, REPO, child_env, children_database_url
+from ledger_helpers import KARANI, REPO, child_env, children_database_url, run_together
 
 from memory import selectors, services
 from memory.models import Memory
@@ -48,34 +48,7 @@ except (FactAlreadyDeleted, MemoryInputError) as exc:
 
 
 def _run_together(op: str, payloads: list, env: dict[str, str], tmp_path: Path) -> list[dict]:
-    barrier = tmp_path / "go"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", CHILD, op, str(barrier), json.dumps(p)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for p in payloads
-    ]
-    try:
-        for proc in procs:  # every child is connected and waiting
-            line = proc.stdout.readline()
-            assert line.strip() == "ready", proc.stderr.read()
-        time.sleep(0.05)
-        barrier.touch()
-        outputs = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err
-            outputs.append(json.loads(out.strip().splitlines()[-1]))
-        return outputs
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
+    return run_together(CHILD, op, payloads, env=env, barrier=tmp_path / "go")
 
 
 # --- Postgres -----------------------------------------------------------------------------
