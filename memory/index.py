@@ -85,23 +85,12 @@ def nearest_many(*, queries: Sequence[str], company_key: str | None, limit: int)
     fall back."""
     if modes.current() != modes.MEM0:
         return None
+    from memory.semantic.encoder import embed_queries
     from memory.semantic.guard import guarded
     from memory.semantic.search import nearest
 
     def run(client: Any) -> list[list[Hit]]:
-        vectors = _embed_all(client, list(queries))
+        vectors = embed_queries(client, list(queries))
         return [nearest(client, v, company_key=company_key, depth=limit) for v in vectors]
 
     return _safely(lambda: guarded(run), "search failed; falling back to keyword")
-
-
-def _embed_all(client: Any, texts: list[str]) -> list[Any]:
-    from memory.semantic.encoder import query_encoder
-
-    embedder = client.memory.embedding_model
-    model = getattr(embedder, "model", None)
-    # The local model embeds a batch in one pass, far cheaper than one text at a time.
-    if hasattr(model, "encode") and not getattr(embedder.config, "huggingface_base_url", None):
-        return list(model.encode(texts, batch_size=len(texts) or 1, show_progress_bar=False))
-    encode = query_encoder(client)
-    return [encode(text) for text in texts]

@@ -79,14 +79,26 @@ def embed_query(client: Client, text: str) -> Any:
     return query_encoder(client)(text)
 
 
-def passages(client: Client, texts: list[str]) -> Any:
-    """One passage-side vector per text: a float32 array (local model) or lists (endpoint)."""
+def _batch(client: Client, which: str, texts: list[str]) -> Any:
+    """One vector per text on the given side, in one call: a float32 array (local model, one
+    forward pass) or lists (endpoint)."""
     model = local_model(client)
     if model is None:
-        return remote(client.config, PASSAGE, texts)
-    prefix = side(client.config, PASSAGE).prefix
-    # One forward pass per call, as arrays for the store's binary insert.
+        return remote(client.config, which, texts)
+    prefix = side(client.config, which).prefix
     return model.encode(texts, prompt=prefix or None, batch_size=len(texts), convert_to_numpy=True)
+
+
+def passages(client: Client, texts: list[str]) -> Any:
+    """One passage-side vector per text, as arrays for the store's binary insert."""
+    return _batch(client, PASSAGE, texts)
+
+
+def embed_queries(client: Client, texts: list[str]) -> list[Any]:
+    """Several questions at once on the query side (a posting's pieces), refused like
+    ``embed_query`` when the index was built by another embedder."""
+    identity.check(client)
+    return list(_batch(client, QUERY, texts))
 
 
 def embed_passages(client: Client, texts: list[str]) -> Any:
