@@ -52,6 +52,11 @@ def test_the_local_model_embeds_each_side_with_its_prefix(mem0_mode, settings):
     np.testing.assert_allclose(asked, model.encode("query: " + QUESTION), atol=1e-5)
     plain = model.encode(QUESTION)
     assert float(asked @ plain) / float(np.linalg.norm(asked) * np.linalg.norm(plain)) < 0.999
+    # A posting's pieces, embedded in one batch, are questions too.
+    batch = np.asarray(encoder.embed_queries(loaded, [QUESTION, FACT]))
+    np.testing.assert_allclose(
+        batch, model.encode(["query: " + QUESTION, "query: " + FACT]), atol=1e-5
+    )
 
     written = np.asarray(store.embed_texts(loaded, [FACT, QUESTION]))
     np.testing.assert_allclose(
