@@ -84,23 +84,14 @@ def _clean_facts(fact_ids: Any, facts: Any) -> dict[int, str]:
             f"{len(chosen)} facts; a decision carries at most {MAX_FACTS_PER_DECISION}",
             field="fact_ids",
         )
+    if not chosen:
+        return chosen
     known = set(
         memory_selectors.list_facts(status="all").filter(pk__in=chosen).values_list("pk", flat=True)
     )
     if missing := [str(i) for i in chosen if i not in known]:
         raise QualifyInputError(f"no fact with id {', '.join(missing)}", field="fact_ids")
     return chosen
-
-
-def _posting(external_id: str, company: str, title: str, fields: dict[str, str]) -> Posting:
-    """The live posting with this external id, created with these fields when there is none."""
-    posting = Posting.objects.select_related("company").filter(external_id=external_id).first()
-    if posting is not None:
-        return posting
-    fields = {**fields, "remote": fields["remote"] or Remote.UNKNOWN}
-    return Posting.objects.create(
-        company=company_named(company), title=title, external_id=external_id, **fields
-    )
 
 
 # What makes a decision a repeat: a retry, or a re-run whose context or wording moved on.
@@ -166,6 +157,10 @@ def record_decision(
         try:
             with transaction.atomic():
                 done = _write(external_id, company, title, fields, decision, chosen, model)
+                if done.created:
+                    # In the decision's transaction (one commit), each fact write in its own
+                    # savepoint, so a memory failure is reported and the decision still stands.
+                    done = _verdict_fact(done)
             break
         except IntegrityError:
             # Another writer committed this posting or its verdict first; the next pass
@@ -173,8 +168,6 @@ def record_decision(
             continue
     else:
         raise DecisionConflict(f"posting {external_id!r} is being decided by other writers; retry")
-    if done.created:
-        return _after_commit(done)
     return done
 
 
@@ -187,22 +180,25 @@ def _write(
     chosen: dict[int, str],
     model: str,
 ) -> Decided:
-    # One query answers a repeat: the posting's live verdict, with the posting.
-    live = (
-        Qualification.objects.decided()
-        .select_related("posting__company")
-        .filter(posting__external_id=external_id, posting__deleted_at__isnull=True)
-        .first()
-    )
-    if live is not None and _same(live, decision):
-        return Decided(qualification=live, created=False)
-    posting = live.posting if live else _posting(external_id, company, title, fields)
-    if live is not None and live.prompt_version == decision["prompt_version"]:
-        raise DecisionConflict(
-            f"posting {external_id!r} already has a {live.verdict} verdict (fit "
-            f"{live.fit_score}) under prompt version {live.prompt_version!r}; re-judge under "
-            "a new prompt version"
+    posting = Posting.objects.select_related("company").filter(external_id=external_id).first()
+    live = None
+    if posting is None:
+        fields = {**fields, "remote": fields["remote"] or Remote.UNKNOWN}
+        posting = Posting.objects.create(
+            company=company_named(company), title=title, external_id=external_id, **fields
         )
+    else:
+        live = Qualification.objects.decided().filter(posting=posting).first()
+    if live is not None:
+        live.posting = posting
+        if _same(live, decision):
+            return Decided(qualification=live, created=False)
+        if live.prompt_version == decision["prompt_version"]:
+            raise DecisionConflict(
+                f"posting {external_id!r} already has a {live.verdict} verdict (fit "
+                f"{live.fit_score}) under prompt version {live.prompt_version!r}; re-judge "
+                "under a new prompt version"
+            )
     arm = holdout.arm_for(holdout.key_of(posting))
     if arm == Arm.HOLDOUT and chosen:
         raise QualifyInputError(
@@ -215,13 +211,15 @@ def _write(
     q = Qualification.objects.create(
         posting=posting, arm=arm, fact_count=len(chosen), model_name=model, **decision
     )
-    DecisionFact.objects.bulk_create(
-        DecisionFact(qualification=q, memory_id=fact_id, why=why) for fact_id, why in chosen.items()
-    )
+    if chosen:
+        DecisionFact.objects.bulk_create(
+            DecisionFact(qualification=q, memory_id=fact_id, why=why)
+            for fact_id, why in chosen.items()
+        )
     return Decided(qualification=q, created=True, replaced=live.pk if live else None)
 
 
-def _after_commit(done: Decided) -> Decided:
+def _verdict_fact(done: Decided) -> Decided:
     """The verdict fact (best effort, as qualify's own); a replaced verdict's fact is forgotten
     so memory holds one verdict per posting."""
     q = done.qualification

@@ -4,6 +4,7 @@ repeat writes nothing; a new prompt version is a new decision that the funnel co
 
 import pytest
 from api_helpers import client_with, error_of, token_for, user_with_perm
+from django.db import connection
 from ledger_helpers import counts
 
 from memory import services as memory
@@ -88,6 +89,24 @@ def test_it_records_the_posting_the_decision_and_one_verdict_fact(writer, facts)
     (fact,) = verdict_facts()
     assert fact.text == "Rejected Senior SRE at Northwind, fit 35"
     assert (fact.ref, fact.company, fact.fit_score) == (f"qualification:{q.pk}", "Northwind", 35)
+
+
+def test_a_verdict_fact_the_database_refuses_leaves_the_decision_standing(writer, monkeypatch):
+    # An injected fault: the fact's write fails inside the database, which on PostgreSQL aborts
+    # the enclosing transaction unless the write had a savepoint of its own.
+    def failing_write(*args, **kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT no_such_column FROM memories")
+
+    monkeypatch.setattr(memory, "write_fact", failing_write)
+
+    response = writer.post("/api/decisions", decision(), format="json")
+
+    assert response.status_code == 201, response.content
+    assert "no_such_column" in response.json()["fact_error"]
+    q = Qualification.objects.get()
+    assert (q.verdict, q.posting.external_id) == ("rejected", URL)
+    assert verdict_facts() == []
 
 
 def test_an_exact_repeat_is_a_200_that_writes_nothing(writer, facts):
