@@ -157,10 +157,6 @@ def record_decision(
         try:
             with transaction.atomic():
                 done = _write(external_id, company, title, fields, decision, chosen, model)
-                if done.created:
-                    # In the decision's transaction (one commit), each fact write in its own
-                    # savepoint, so a memory failure is reported and the decision still stands.
-                    done = _verdict_fact(done)
             break
         except IntegrityError:
             # Another writer committed this posting or its verdict first; the next pass
@@ -168,6 +164,10 @@ def record_decision(
             continue
     else:
         raise DecisionConflict(f"posting {external_id!r} is being decided by other writers; retry")
+    if done.created:
+        # After the commit, so no memory failure can undo the decision (and on PostgreSQL a
+        # savepoint would cost two more round trips than this one autocommitted write).
+        return _verdict_fact(done)
     return done
 
 

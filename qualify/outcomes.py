@@ -29,11 +29,9 @@ _OUTCOME_TEXT = {
 
 def remember_after(label: str, **fact: Any) -> str | None:
     """Write an event's memory fact; a failure is logged and returned, never raised, because
-    a memory outage must not undo or block the event already recorded. Inside the event's
-    transaction the write has its own savepoint, so its failure leaves the event intact."""
+    a memory outage must not undo or block the event already recorded."""
     try:
-        with transaction.atomic():
-            memory.remember(actor="qualify", **fact)
+        memory.remember(actor="qualify", **fact)
     except Exception as exc:
         reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
         log.warning("%s not written (%s)", label, reason)
