@@ -91,9 +91,10 @@ def test_it_records_the_posting_the_decision_and_one_verdict_fact(writer, facts)
     assert (fact.ref, fact.company, fact.fit_score) == (f"qualification:{q.pk}", "Northwind", 35)
 
 
+@pytest.mark.django_db(transaction=True)  # autocommit, as in a server: no test transaction
 def test_a_verdict_fact_the_database_refuses_leaves_the_decision_standing(writer, monkeypatch):
-    # An injected fault: the fact's write fails inside the database, which on PostgreSQL aborts
-    # the enclosing transaction unless the write had a savepoint of its own.
+    # An injected fault: the fact's write fails inside the database after the decision's
+    # commit; on PostgreSQL a failure inside the decision's transaction would abort it.
     def failing_write(*args, **kwargs):
         with connection.cursor() as cursor:
             cursor.execute("SELECT no_such_column FROM memories")
