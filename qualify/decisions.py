@@ -211,11 +211,9 @@ def _write(
     q = Qualification.objects.create(
         posting=posting, arm=arm, fact_count=len(chosen), model_name=model, **decision
     )
-    if chosen:
-        DecisionFact.objects.bulk_create(
-            DecisionFact(qualification=q, memory_id=fact_id, why=why)
-            for fact_id, why in chosen.items()
-        )
+    DecisionFact.objects.bulk_create(
+        DecisionFact(qualification=q, memory_id=fact_id, why=why) for fact_id, why in chosen.items()
+    )
     return Decided(qualification=q, created=True, replaced=live.pk if live else None)
 
 
