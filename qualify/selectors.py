@@ -1,10 +1,13 @@
-"""Reads for outside pipelines (the API and MCP doors): a posting's working context and the
-funnel, each through the same code qualify's own commands use."""
+"""Reads for outside pipelines (the API and MCP doors): a posting's working context, what was
+decided on it, and the funnel, each through the same code qualify's own commands use."""
 
 from typing import Any
 
+from django.db.models import Prefetch
+
 from qualify import funnel, holdout, inputs, preparation
-from qualify.models import Posting
+from qualify.errors import PostingNotFound
+from qualify.models import DecisionFact, Outcome, Posting, Qualification
 
 
 def working_context(
@@ -27,3 +30,52 @@ def working_context(
 def funnel_report() -> dict[str, Any]:
     """What ``karani funnel --json`` prints: every prompt version recorded, the arms compared."""
     return funnel.to_dict(funnel.compute())
+
+
+def posting_history(*, external_id: str) -> dict[str, Any]:
+    """What was decided on the posting ``external_id`` names and what followed: its verdicts
+    newest first (``live`` false once re-judged), each with the facts it was given and why,
+    and its outcomes in the order they happened. A restarted pipeline asks before judging."""
+    external_id = inputs.clean_external_id(external_id)
+    posting = Posting.objects.select_related("company").filter(external_id=external_id).first()
+    if posting is None:
+        raise PostingNotFound(f"no posting with external_id {external_id!r}")
+    facts = Prefetch("decision_facts", queryset=DecisionFact.objects.order_by("pk"))
+    verdicts = (
+        Qualification.all_objects.decided()
+        .filter(posting=posting)
+        .prefetch_related(facts)
+        .order_by("-created_at", "-pk")
+    )
+    outcomes = Outcome.objects.filter(posting=posting).order_by("occurred_at", "pk")
+    return {
+        "external_id": posting.external_id,
+        "posting_id": posting.pk,
+        "company": posting.company.name,
+        "title": posting.title,
+        "decisions": [
+            {
+                "id": q.pk,
+                "live": q.deleted_at is None,
+                "verdict": q.verdict,
+                "fit_score": q.fit_score,
+                "prompt_version": q.prompt_version,
+                "arm": q.arm,
+                "reasons": q.reasons,
+                "model": q.model_name,
+                "decided_at": q.created_at,
+                "facts": [{"id": f.memory_id, "why": f.why} for f in q.decision_facts.all()],
+            }
+            for q in verdicts
+        ],
+        "outcomes": [
+            {
+                "id": o.pk,
+                "stage": o.stage,
+                "note": o.note,
+                "occurred_at": o.occurred_at,
+                "qualification_id": o.qualification_id,
+            }
+            for o in outcomes
+        ],
+    }

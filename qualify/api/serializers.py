@@ -140,6 +140,46 @@ class DecisionSerializer(serializers.Serializer):
     )
 
 
+class HistoryQuerySerializer(serializers.Serializer):
+    external_id = external_id()
+
+
+class _FactGiven(serializers.Serializer):
+    id = serializers.IntegerField()
+    why = serializers.CharField(allow_blank=True)
+
+
+class _Verdict(serializers.Serializer):
+    id = serializers.IntegerField()
+    live = serializers.BooleanField(help_text="false: re-judged under a later prompt version")
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    fit_score = serializers.IntegerField()
+    prompt_version = serializers.CharField()
+    arm = serializers.ChoiceField(choices=Arm.choices)
+    reasons = serializers.CharField(allow_blank=True)
+    model = serializers.CharField(allow_blank=True)
+    decided_at = serializers.DateTimeField()
+    facts = _FactGiven(many=True, help_text="the facts the decision was given, and why")
+
+
+class _OutcomeSeen(serializers.Serializer):
+    id = serializers.IntegerField()
+    stage = serializers.ChoiceField(choices=Stage.choices)
+    note = serializers.CharField(allow_blank=True)
+    occurred_at = serializers.DateTimeField()
+    qualification_id = serializers.IntegerField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="PostingHistory")
+class PostingHistorySerializer(serializers.Serializer):
+    external_id = serializers.CharField()
+    posting_id = serializers.IntegerField()
+    company = serializers.CharField()
+    title = serializers.CharField()
+    decisions = _Verdict(many=True, help_text="newest first")
+    outcomes = _OutcomeSeen(many=True, help_text="in the order they happened")
+
+
 @extend_schema_serializer(component_name="OutcomeRequest")
 class OutcomeRequestSerializer(serializers.Serializer):
     external_id = external_id()

@@ -75,6 +75,25 @@ class DecisionApi(WriteApi):
     # Recording a decision is adding a qualification, as in the admin (or the writers group).
     write_permission = "qualify.add_qualification"
 
+    @property
+    def throttle_scope(self) -> str:  # type: ignore[override]
+        # Reading a posting's history is a read: it counts against the recall rate.
+        return "recall" if self.request.method == "GET" else "write"
+
+    @extend_schema(
+        operation_id="decisions_retrieve",
+        summary="What was decided on a posting (newest first) and the outcomes that followed",
+        parameters=[shapes.HistoryQuerySerializer],
+        responses={200: shapes.PostingHistorySerializer, **_errors(404)},
+    )
+    def get(self, request: Request) -> Response:
+        data = validated(shapes.HistoryQuerySerializer, request.query_params)
+        try:
+            history = selectors.posting_history(**data)
+        except PostingNotFound as exc:
+            raise NotFound(str(exc)) from None
+        return Response(shapes.PostingHistorySerializer(history).data)
+
     @extend_schema(
         operation_id="decisions_record",
         summary="Record a decision: the posting, the decision event and its verdict fact",
