@@ -56,15 +56,14 @@ def login(request: HttpRequest, extra_context: dict | None = None) -> HttpRespon
             headers={"Retry-After": str(math.ceil(left))},
         )
     response = admin.site.login(request, extra_context)
-    # A good login redirects; a refused one re-renders the form with a 200. add() starts the
-    # window on the first failure; later failures only increment.
+    # A good login redirects; a refused one re-renders the form with a 200.
     if response.status_code == 200:
-        if cache.add(count_key, 1, timeout=window):
-            cache.set(since_key, clock.now(), timeout=window)
-        else:
+        # add() keeps an existing entry: the window starts at the first failure, and a count
+        # whose start was culled from the cache gets a new one.
+        cache.add(since_key, clock.now(), timeout=window)
+        if not cache.add(count_key, 1, timeout=window):
             try:
                 cache.incr(count_key)
             except ValueError:  # the entry expired between add() and incr()
                 cache.add(count_key, 1, timeout=window)
-                cache.set(since_key, clock.now(), timeout=window)
     return response
