@@ -126,9 +126,8 @@ def counting(client):
 
 
 def run(args) -> None:
-    from django.conf import settings
 
-    from qualify import llm, prompts
+    from qualify import llm
     from qualify.few_shot import FewShotPool
     from qualify.models import Profile
 
@@ -143,6 +142,27 @@ def run(args) -> None:
     print(f"{len(ids)} postings; labels: {dict(Counter(labels[i]['verdict'] for i in ids))}")
     results: dict[tuple[str, str], dict] = {}
     t0 = time.perf_counter()
+    try:
+        _ask_all(args, client, modes, cases, postings, ids, profile, pool, key_of, results)
+    except KeyboardInterrupt:  # Ctrl-C (or kill -INT): report the postings fully asked
+        asked = Counter(k[2] for k in results)
+        ids = [i for i in ids if asked[i] == max(asked.values(), default=0)]
+        print(f"interrupted: reporting the {len(ids)} postings asked under every version")
+    wall = time.perf_counter() - t0
+    report(results, ids, cases, labels, args.verbose)
+    calls = sum(r["calls"] for r in results.values())
+    llm_s = sum(r["llm_s"] for r in results.values())
+    print(
+        f"\nwall time {wall:.0f} s; {calls} model calls ({len(results)} verdicts asked), "
+        f"{llm_s / max(calls, 1):.1f} s per call; slowest call {max_call(results):.1f} s"
+    )
+
+
+def _ask_all(args, client, modes, cases, postings, ids, profile, pool, key_of, results) -> None:
+    from django.conf import settings
+
+    from qualify import prompts
+
     for mode in modes:
         settings.KARANI_MEMORY = mode
         for pid, posting in zip(list(cases), postings, strict=True):
@@ -162,14 +182,6 @@ def run(args) -> None:
                     file=sys.stderr,
                     flush=True,
                 )
-    wall = time.perf_counter() - t0
-    report(results, ids, cases, labels, args.verbose)
-    calls = sum(r["calls"] for r in results.values())
-    llm_s = sum(r["llm_s"] for r in results.values())
-    print(
-        f"\nwall time {wall:.0f} s; {calls} model calls ({len(results)} verdicts asked), "
-        f"{llm_s / max(calls, 1):.1f} s per call; slowest call {max_call(results):.1f} s"
-    )
 
 
 def max_call(results: dict) -> float:
