@@ -91,8 +91,12 @@ def mem0_keyword_layout(client) -> None:
 
     col = sql.Identifier(client.config.collection)
     index = sql.Identifier(f"{client.config.collection}_text_lemmatized_idx")
-    with client.pool.connection() as conn:
-        conn.execute("SET LOCAL statement_timeout = 0")
+    import psycopg
+
+    # Its own connection: the index's pool sets a short tcp_user_timeout (fail fast when the
+    # store is down), which a 100k-row update, piped faster than the server reads, trips.
+    with psycopg.connect(client.config.dsn) as conn:
+        conn.execute("SET statement_timeout = 0")
         rows = conn.execute(
             sql.SQL(
                 "SELECT id, payload->>'data' FROM {} WHERE NOT payload ? 'text_lemmatized'"
