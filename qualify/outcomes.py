@@ -60,16 +60,21 @@ class Recorded:
         }
 
 
+def posting_named(external_id: str) -> Posting:
+    """The live posting (with its company) that ``external_id`` names; PostingNotFound until
+    its decision is recorded."""
+    posting = Posting.objects.select_related("company").filter(external_id=external_id).first()
+    if posting is None:
+        raise PostingNotFound(
+            f"no posting with external_id {external_id!r}; record its decision first"
+        )
+    return posting
+
+
 def _posting(posting_id: int | None, external_id: str | None) -> Posting:
-    postings = Posting.objects.select_related("company")
     if external_id is not None:
-        posting = postings.filter(external_id=external_id).first()
-        if posting is None:
-            raise PostingNotFound(
-                f"no posting with external_id {external_id!r}; record its decision first"
-            )
-        return posting
-    posting = postings.filter(pk=posting_id).first()
+        return posting_named(external_id)
+    posting = Posting.objects.select_related("company").filter(pk=posting_id).first()
     if posting is None:
         raise QualifyError(f"no posting with id {posting_id}")
     return posting

@@ -6,8 +6,8 @@ from typing import Any
 from django.db.models import Prefetch
 
 from qualify import funnel, holdout, inputs, preparation
-from qualify.errors import PostingNotFound
 from qualify.models import DecisionFact, Outcome, Posting, Qualification
+from qualify.outcomes import posting_named
 
 
 def working_context(
@@ -36,10 +36,7 @@ def posting_history(*, external_id: str) -> dict[str, Any]:
     """What was decided on the posting ``external_id`` names and what followed: its verdicts
     newest first (``live`` false once re-judged), each with the facts it was given and why,
     and its outcomes in the order they happened. A restarted pipeline asks before judging."""
-    external_id = inputs.clean_external_id(external_id)
-    posting = Posting.objects.select_related("company").filter(external_id=external_id).first()
-    if posting is None:
-        raise PostingNotFound(f"no posting with external_id {external_id!r}")
+    posting = posting_named(inputs.clean_external_id(external_id))
     facts = Prefetch("decision_facts", queryset=DecisionFact.objects.order_by("pk"))
     verdicts = (
         Qualification.all_objects.decided()
