@@ -27,9 +27,8 @@ def _keys(request: HttpRequest) -> tuple[str, str]:
     return f"karani:admin-login-failures:{address}", f"karani:admin-login-since:{address}"
 
 
-def _seconds_left(request: HttpRequest, window: int) -> float:
+def _seconds_left(count_key: str, since_key: str, window: int) -> float:
     """How long this address's window of failures still runs (0 once it is over)."""
-    count_key, since_key = _keys(request)
     since = cache.get(since_key)
     if since is None:
         return 0.0
@@ -47,7 +46,7 @@ def login(request: HttpRequest, extra_context: dict | None = None) -> HttpRespon
         return admin.site.login(request, extra_context)
     window = settings.KARANI_ADMIN_LOGIN_WINDOW
     count_key, since_key = _keys(request)
-    left = _seconds_left(request, window)
+    left = _seconds_left(count_key, since_key, window)
     if left and (cache.get(count_key) or 0) >= settings.KARANI_ADMIN_LOGIN_ATTEMPTS:
         return HttpResponse(
             BLOCKED_MESSAGE.format(minutes=max(1, math.ceil(left / 60))),
