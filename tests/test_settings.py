@@ -43,9 +43,13 @@ else:
 
 
 def load_settings(tmp_path, **env: str | None) -> dict:
+    return _run_probe(PROBE, tmp_path, env)
+
+
+def _run_probe(probe: str, tmp_path, env: dict) -> dict:
     env.setdefault("KARANI_DATA_DIR", str(tmp_path / "data"))
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", probe],
         cwd=REPO,
         env=child_env(**env),
         capture_output=True,
@@ -150,17 +154,7 @@ else:
 
 
 def load_embedder_settings(tmp_path, **env: str) -> dict:
-    env.setdefault("KARANI_DATA_DIR", str(tmp_path / "data"))
-    proc = subprocess.run(
-        [sys.executable, "-c", EMBEDDER_PROBE],
-        cwd=REPO,
-        env=child_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return _run_probe(EMBEDDER_PROBE, tmp_path, env)
 
 
 def test_it_keeps_an_embedder_prefix_as_written_trailing_space_included(tmp_path):
