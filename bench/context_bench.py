@@ -82,7 +82,25 @@ def new_block(subject, limit: int = BLOCK) -> list:
     return [f.id for f in context.select(subject, limit=limit).facts]
 
 
-BUILDERS = {"seed (company+title+role, one list)": seed_block, "new (pieces + shares)": new_block}
+def per_piece_block(subject, limit: int = BLOCK) -> list:
+    """The new block with one keyword ranking query per piece, as before the batched read."""
+    from memory import keyword
+
+    batched = keyword.search_many
+    keyword.search_many = lambda *, queries, company_key, limit: [
+        keyword.search(query=q, company_key=company_key, limit=limit) for q in queries
+    ]
+    try:
+        return new_block(subject, limit)
+    finally:
+        keyword.search_many = batched
+
+
+BUILDERS = {
+    "seed (company+title+role, one list)": seed_block,
+    "new (pieces + shares)": new_block,
+    "new, a keyword query per piece": per_piece_block,
+}
 
 
 def _timed(build, subjects: list) -> tuple[list[list[int]], list[float]]:

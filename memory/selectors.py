@@ -96,23 +96,30 @@ def recall_many(
     if mode == modes.MEM0:
         dense = index.nearest_many(queries=queries, company_key=company_key, limit=limit)
         if dense is not None:
-            return [_materialise(hits)[:limit] for hits in dense], False
-    hits = [keyword.search(query=q, company_key=company_key, limit=limit) for q in queries]
-    return [_materialise(h) for h in hits], mode == modes.MEM0
+            return [found[:limit] for found in _materialise_many(dense)], False
+    hits = keyword.search_many(queries=queries, company_key=company_key, limit=limit)
+    return _materialise_many(hits), mode == modes.MEM0
 
 
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
-    # Keyword hits carry their rows already; semantic hits never do.
-    missing = [h.memory_id for h in hits if h.row is None]
+    return _materialise_many([hits])[0]
+
+
+def _materialise_many(lists: list[list[keyword.Hit]]) -> list[list[RecalledFact]]:
+    # A single keyword search's hits carry their rows already; the others are read at once.
+    missing = {h.memory_id for hits in lists for h in hits if h.row is None}
     rows = {}
-    if missing:  # no query built at all on the keyword path
+    if missing:  # no query built at all when every hit has its row
         found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
         rows = {row[0]: row for row in found}
     # A fact deleted between ranking and fetch has no row: never return a dead fact.
     return [
-        RecalledFact(*row, score=hit.score)
-        for hit in hits
-        if (row := hit.row or rows.get(hit.memory_id)) is not None
+        [
+            RecalledFact(*row, score=hit.score)
+            for hit in hits
+            if (row := hit.row or rows.get(hit.memory_id)) is not None
+        ]
+        for hits in lists
     ]
 
 

@@ -211,3 +211,30 @@ def test_it_keeps_other_companies_out_of_a_scope(random_ledger, reference):
     assert ranking  # global facts still answer
     assert {Memory.objects.get(pk=pk).company_key for pk, _ in ranking} == {None}
     assert keyword.search(query="zzz unknownword", company_key=None, limit=5) == []
+
+
+def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference):
+    # A posting's pieces are recalled in one batch (qualify.context): one read of the facts
+    # holding any of their words, one of the winners' rows, and one look-up of the companies
+    # the queries name when unscoped.
+    queries = _queries(random_ledger, 400)
+    for scope in [None, *COMPANIES, "Nobody Knows Ltd"]:
+        for limit in (1, 5, 40):
+            batch = [q for q, _, _ in queries if random_ledger.random() < 0.1][:40]
+            with CaptureQueriesContext(connection) as reads:
+                lists, fallback = selectors.recall_many(queries=batch, company=scope, limit=limit)
+            assert len(reads) <= (3 if scope is None else 2), [r["sql"] for r in reads]
+            assert not fallback
+            for query, found in zip(batch, lists, strict=True):
+                assert [(f.id, f.score) for f in found] == reference(query, scope, limit), (
+                    query,
+                    scope,
+                    limit,
+                )
+            shown = {
+                f.id: (f.id, f.text, f.kind, f.company, f.ref, f.created_at, f.last_seen_at)
+                for found in lists
+                for f in found
+            }
+            stored = Memory.objects.filter(pk__in=shown).values_list(*keyword.ROW_FIELDS)
+            assert shown == {row[0]: row for row in stored}
