@@ -12,6 +12,9 @@ import test_ledger_secrets as cases
 
 from memory import credentials, prose_rules, scanner
 
+# The screen reads text, never the ledger.
+pytestmark = pytest.mark.one_pass
+
 DATA = Path(__file__).parent / "data" / "credentials"
 
 

@@ -13,7 +13,8 @@ from qualify import services
 from qualify.llm import LLMNotConfigured
 from qualify.models import Qualification
 
-pytestmark = pytest.mark.django_db
+# The endpoint's contract is the same whatever the ledger: one pass is enough.
+pytestmark = [pytest.mark.django_db, pytest.mark.one_pass]
 
 
 def test_it_retries_once_on_invalid_json_and_then_succeeds(llm_settings, fake_llm, profile):
