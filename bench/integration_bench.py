@@ -17,6 +17,9 @@ as a pipeline script calls the API.
 - ``POST /api/decisions``: a decision on a new posting each time (posting, decision event and
   verdict fact written), then the same decisions again (repeats: nothing written). Goal: p50
   of new decisions at most 10 ms.
+- ``POST /api/context``: bench/data/decisions.json's postings, each description grown past
+  3,000 characters, beside ``qualify.context.select`` on the same posting in process (the
+  baseline). Goal: p95 at most 15 ms above the baseline's p95.
 - Two HTTP baselines on the same server, in the same blocks: ``GET /api/memories/recall``
   with the context's query and scope, and ``POST /api/memories`` (one fact written), so a
   loaded machine's cost of HTTP itself shows beside the goals.
@@ -63,6 +66,22 @@ def _request(port: int, method: str, path: str, token: str, body: dict | None = 
     return response.status, raw, elapsed
 
 
+def long_postings() -> list[dict]:
+    """The decision set's postings, each description grown past 3,000 characters with the
+    next ones'."""
+    data = json.loads((Path(__file__).resolve().parent / "data" / "decisions.json").read_text())
+    fields = ("company", "title", "role_category", "location", "remote", "salary")
+    postings = data["postings"]
+    out = []
+    for i, posting in enumerate(postings):
+        grown, j = posting["description"], i + 1
+        while len(grown) < 3000:
+            grown += "\n\n" + postings[j % len(postings)]["description"]
+            j += 1
+        out.append({**{k: posting[k] for k in fields}, "description": grown[:3200]})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=["postgres", "sqlite"], default="sqlite")
@@ -85,7 +104,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from memory import selectors
-    from qualify.context import Subject, recall_query
+    from qualify.context import Subject, recall_query, select
     from qualify.models import Qualification
 
     out = StringIO()
@@ -131,6 +150,25 @@ def main() -> None:
             api += [context_ms(p) for p in chunk]
             http_base += [http_recall_ms(p) for p in chunk]
 
+        def select_ms(p: dict) -> float:
+            t0 = time.perf_counter()
+            select(Subject(**p))
+            return (time.perf_counter() - t0) * 1000
+
+        def post_context_ms(p: dict) -> float:
+            status, raw, ms = _request(port, "POST", "/api/context", token, p)
+            if status != 200 or b'"block"' not in raw:
+                raise SystemExit(f"POST /api/context -> {status}: {raw[:200]!r}")
+            return ms
+
+        long = long_postings()
+        for p in long[:5]:
+            select_ms(p), post_context_ms(p)
+        long_base, long_api = [], []
+        for _ in range(ROUNDS):
+            long_base += [select_ms(p) for p in long]
+            long_api += [post_context_ms(p) for p in long]
+
         run = int(time.time())
         bodies = [
             {
@@ -174,6 +212,7 @@ def main() -> None:
     for column in ("measure", "n", "p50 ms", "p95 ms", "goal", "met"):
         table.add_column(column, justify="left" if column in ("measure", "goal") else "right")
     gap = _pct(api, 95) - _pct(base, 95)
+    long_gap = _pct(long_api, 95) - _pct(long_base, 95)
     rows = [
         ("recall (in-process, baseline)", base, "", ""),
         (
@@ -189,6 +228,13 @@ def main() -> None:
             "yes" if statistics.median(new) <= DECISION_GOAL_MS else "NO",
         ),
         ("POST /api/decisions (repeat)", repeat, "", ""),
+        ("context in process, 3,000-char posting (baseline)", long_base, "", ""),
+        (
+            "POST /api/context, 3,000-char posting",
+            long_api,
+            f"p95 <= baseline + {CONTEXT_GOAL_MS:g}",
+            "yes" if long_gap <= CONTEXT_GOAL_MS else "NO",
+        ),
         ("GET /api/memories/recall (same query)", http_base, "HTTP baseline", ""),
         ("POST /api/memories (remember)", remembered, "HTTP baseline", ""),
     ]
@@ -202,7 +248,10 @@ def main() -> None:
             met,
         )
     console.print(table)
-    console.print(f"context p95 - recall p95: {gap:.2f} ms; decisions this run wrote: {written:,}")
+    console.print(
+        f"context p95 - recall p95: {gap:.2f} ms; POST context p95 - in-process p95:"
+        f" {long_gap:.2f} ms; decisions this run wrote: {written:,}"
+    )
 
 
 if __name__ == "__main__":
