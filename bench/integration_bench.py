@@ -78,7 +78,13 @@ def long_postings() -> list[dict]:
         while len(grown) < 3000:
             grown += "\n\n" + postings[j % len(postings)]["description"]
             j += 1
-        out.append({**{k: posting[k] for k in fields}, "description": grown[:3200]})
+        # The API takes the remote policy as one word ("Hybrid (2 days)" is "hybrid"); the
+        # rest of it stays in the posting's words, with the location.
+        policy, _, detail = posting["remote"].partition(" ")
+        fields_ = {k: posting[k] for k in fields}
+        fields_["remote"] = policy.casefold().replace("-", "")
+        fields_["location"] = " ".join(p for p in (posting["location"], detail) if p)
+        out.append({**fields_, "description": grown[:3200]})
     return out
 
 
