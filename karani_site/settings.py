@@ -309,6 +309,9 @@ KARANI_LLM_CONTEXT = _env_number("KARANI_LLM_CONTEXT", 4096, low=512)
 # Off: mem0 mode indexes every fact as written, even with an LLM configured for qualify.
 KARANI_MEMORY_EXTRACTION = _env_bool("KARANI_MEMORY_EXTRACTION", True)
 
+# mem0 mode: index a new fact on a worker thread after the write returns (memory.background).
+KARANI_INDEX_IN_BACKGROUND = _env_bool("KARANI_INDEX_IN_BACKGROUND", True)
+
 # The semantic index's own database, never DATABASE_URL: the disposable index may stay local.
 KARANI_VECTOR_DSN = _env("KARANI_VECTOR_DSN")
 KARANI_VECTOR_COLLECTION = _env_text(

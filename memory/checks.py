@@ -64,6 +64,7 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "KARANI_LLM_TIMEOUT": _number(1, 300, "a number of seconds from 1 to 300"),
     "KARANI_LLM_CONTEXT": _whole(512),
     "KARANI_MEMORY_EXTRACTION": ((lambda v: isinstance(v, bool)), "True or False"),
+    "KARANI_INDEX_IN_BACKGROUND": ((lambda v: isinstance(v, bool)), "True or False"),
     "KARANI_VECTOR_DSN": _text(),
     "KARANI_VECTOR_COLLECTION": _text(
         r"[a-z_][a-z0-9_]{0,50}",

@@ -8,7 +8,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memory import modes
+from memory import background, modes
+from memory.conf import settings
 from memory.keyword import Hit
 
 log = logging.getLogger("karani.memory")
@@ -28,11 +29,19 @@ def _safely(call: Callable[[], Any], warning: str) -> Any:
 
 
 def added(memory_ids: Sequence[int]) -> None:
-    """New live facts exist: index them, or leave them pending when the index is down."""
+    """New live facts exist: index them (by default on this process's background worker,
+    memory.background), or leave them pending when the index is down."""
     if modes.current() == modes.MEM0 and memory_ids:
-        from memory.semantic import sync  # mem0 mode only (optional extra)
+        if settings.KARANI_INDEX_IN_BACKGROUND:
+            background.submit(memory_ids, _index)
+        else:
+            _index(list(memory_ids))
 
-        _safely(lambda: sync.added(memory_ids), "could not record indexing; rows stay pending")
+
+def _index(memory_ids: list[int]) -> None:
+    from memory.semantic import sync  # mem0 mode only (optional extra)
+
+    _safely(lambda: sync.added(memory_ids), "could not record indexing; rows stay pending")
 
 
 def removed(memory_ids: Sequence[int]) -> None:

@@ -7,6 +7,15 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+# The suite indexes a mem0-mode write before the write returns, so a test may read the index
+# right after it; tests/test_semantic_background.py tests the default, the background worker.
+os.environ.setdefault("KARANI_INDEX_IN_BACKGROUND", "0")
+
+
+@pytest.fixture(autouse=True)
+def _index_inline(settings: pytest.FixtureRequest) -> None:
+    settings.KARANI_INDEX_IN_BACKGROUND = False
+
 
 class MovableClock:
     """memory.clock as a test sees it: real time plus however far the test moved it."""

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from memory import background
 from memory.errors import FactNotFound, MemoryInputError, first_line
 
 # SQLite and PostgreSQL wording for a table that migrate has not created.
@@ -53,7 +54,12 @@ class KaraniCommand(BaseCommand):
 
     def execute(self, *args: Any, **options: Any) -> Any:
         try:
-            return super().execute(*args, **options)
+            try:
+                return super().execute(*args, **options)
+            finally:
+                # Its facts are indexed before the command returns: at interpreter exit the
+                # index's libraries can no longer load.
+                background.flush()
         except (MemoryInputError, FactNotFound) as exc:
             raise CommandError(str(exc)) from None
         except DatabaseError as exc:
