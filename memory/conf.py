@@ -41,6 +41,9 @@ DEFAULTS: dict[str, Any] = {
     "KARANI_LLM_TIMEOUT": 30.0,
     "KARANI_LLM_CONTEXT": 4096,
     "KARANI_MEMORY_EXTRACTION": True,
+    # mem0 mode: a write returns after its commit and a worker thread indexes the fact
+    # (memory.background); False indexes it before the write returns.
+    "KARANI_INDEX_IN_BACKGROUND": True,
     # The semantic index's own PostgreSQL + pgvector database; "" leaves mem0 mode on keyword.
     "KARANI_VECTOR_DSN": "",
     "KARANI_VECTOR_COLLECTION": "karani_memories",
@@ -55,9 +58,6 @@ DEFAULTS: dict[str, Any] = {
     "KARANI_EMBEDDER_PASSAGE_PREFIX": "",
     "KARANI_EMBEDDER_QUERY_MODEL": "",
     "KARANI_EMBEDDER_PASSAGE_MODEL": "",
-    # mem0 mode: a write returns after its commit and a worker thread indexes the fact
-    # (memory.background); False indexes it before the write returns.
-    "KARANI_INDEX_IN_BACKGROUND": True,
     "KARANI_VECTOR_TIMEOUT": 2.0,
     "KARANI_VECTOR_COOLDOWN": 30.0,
     # Failed admin logins per client address within the window (seconds): memory.admin.login.

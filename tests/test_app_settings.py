@@ -29,6 +29,7 @@ BAD = [
     ("KARANI_LLM_MODEL", ""),
     ("KARANI_LLM_BASE_URL", None),
     ("KARANI_MEMORY_EXTRACTION", "yes"),
+    ("KARANI_INDEX_IN_BACKGROUND", "yes"),
     ("KARANI_VECTOR_COLLECTION", "Karani-Memories"),
     ("KARANI_EMBEDDER_DIMS", 0),
     ("KARANI_EMBEDDER_THREADS", -1),
