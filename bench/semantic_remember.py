@@ -3,8 +3,10 @@
     .venv/bin/python bench/semantic_remember.py [--ledger sqlite|postgres] [--count 200]
 
 Paths timed per fact (ms): ``remember, basic`` (the ledger write alone: the baseline),
-``remember, mem0`` (the ledger write, then the fact embedded and inserted into the index after
-commit: memory.semantic.sync), and ``payload`` (memory.semantic.store.payload alone, what every
+``remember, mem0, indexed inline`` (KARANI_INDEX_IN_BACKGROUND off: the ledger write, then the
+fact embedded and inserted into the index after commit, memory.semantic.sync), ``remember,
+mem0`` (the default: the write returns after commit and memory.background's worker indexes),
+and ``payload`` (memory.semantic.store.payload alone, what every
 vector's metadata costs to build). Facts come from bench/ledgergen.py, a fresh set per path, so
 no write is a duplicate. Databases: ``karani_sem_remember_ledger`` (PostgreSQL, dropped and
 recreated each run) or SQLite under the temp dir, and ``karani_sem_remember_vec``.
@@ -44,7 +46,7 @@ def main() -> None:
     import ledgergen
     from django.test import override_settings
 
-    from memory import services
+    from memory import background, services
     from memory.models import Memory
     from memory.semantic import client as clientmod
     from memory.semantic import store
@@ -52,16 +54,21 @@ def main() -> None:
     client = clientmod.get()
     client.store.reset()
     n = args.count + args.warmup
-    facts = ledgergen.chunk(0, seed=11)[: 2 * n]
-    basic, mem0 = facts[:n], facts[n:]
+    facts = ledgergen.chunk(0, seed=11)[: 3 * n]
+    basic, inline, mem0 = facts[:n], facts[n : 2 * n], facts[2 * n :]
 
     def remember(fact: ledgergen.FakeFact) -> None:
         services.remember(text=fact.text, kind=fact.kind, company=fact.company)
 
     with override_settings(KARANI_MEMORY="basic"):
         rows = {"remember, basic (baseline)": timed([lambda f=f: remember(f) for f in basic])}
-    rows["remember, mem0"] = timed([lambda f=f: remember(f) for f in mem0])
-    sample = list(Memory.objects.order_by("-pk")[:n])
+    with override_settings(KARANI_INDEX_IN_BACKGROUND=False):
+        rows["remember, mem0, indexed inline"] = timed([lambda f=f: remember(f) for f in inline])
+    rows["remember, mem0 (worker thread indexes)"] = timed([lambda f=f: remember(f) for f in mem0])
+    started = time.perf_counter()
+    background.flush()
+    drained = (time.perf_counter() - started) * 1000
+    sample = list(Memory.objects.order_by("-pk")[: 2 * n])
     rows["payload (per vector)"] = timed([lambda m=m: store.payload(m) for m in sample])
     pending = sum(m.indexed_at is None for m in sample)
 
@@ -76,7 +83,10 @@ def main() -> None:
                 f"{semantic_env.pct(kept, 95):.2f}",
             ]
         )
-    print(f"ledger: {args.ledger}; rows left pending in mem0 mode: {pending}")
+    print(
+        f"ledger: {args.ledger}; the worker finished {drained:.0f} ms after the last write;"
+        f" rows left pending in mem0 mode: {pending}"
+    )
     print(semantic_env.table(["path (ms per fact)", "n", "p50", "p95"], table))
 
 
