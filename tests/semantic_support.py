@@ -259,3 +259,23 @@ class FakeOpenAIServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def mem0_child(migrated: Path, tmp_path: Path, dsn: str, **more: str) -> tuple[Path, dict]:
+    """A copy of a migrated SQLite data dir, and a child's environment of mem0 mode on ``dsn``."""
+    import shutil
+
+    from ledger_helpers import child_env
+
+    data = tmp_path / "data"
+    shutil.copytree(migrated, data)
+    env = child_env(
+        DATABASE_URL=None,
+        KARANI_DATA_DIR=str(data),
+        KARANI_MEMORY="mem0",
+        KARANI_VECTOR_DSN=dsn,
+        KARANI_VECTOR_TIMEOUT="1",
+        KARANI_LLM_BASE_URL=None,
+        **more,
+    )
+    return data, env

@@ -3,15 +3,14 @@ embeds the fact (memory.background). The fact is recalled at once through the le
 failure leaves it pending for reindex; a command waits for its facts before it exits."""
 
 import json
-import shutil
 import sqlite3
 import threading
 
 import pytest
 from django.db import connection
-from ledger_helpers import child_env, karani
+from ledger_helpers import karani
 from semantic_support import *  # noqa: F403  (fixtures)
-from semantic_support import index_vectors, karani_warnings
+from semantic_support import index_vectors, karani_warnings, mem0_child
 
 from memory import background, selectors, services
 from memory.models import Memory
@@ -96,16 +95,12 @@ def test_a_failure_on_the_worker_leaves_the_fact_pending_and_reindex_catches_up(
 def test_a_command_waits_for_its_facts_to_be_indexed_before_it_exits(
     migrated_ledger, mem0_mode, vector_database, tmp_path
 ):
-    data = tmp_path / "data"
-    shutil.copytree(migrated_ledger, data)
-    env = child_env(
-        DATABASE_URL=None,
-        KARANI_DATA_DIR=str(data),
-        KARANI_MEMORY="mem0",
-        KARANI_VECTOR_DSN=vector_database,
+    data, env = mem0_child(
+        migrated_ledger,
+        tmp_path,
+        vector_database,
         KARANI_VECTOR_COLLECTION=mem0_mode,
         KARANI_INDEX_IN_BACKGROUND="1",
-        KARANI_LLM_BASE_URL=None,
     )
     facts = tmp_path / "facts.jsonl"
     facts.write_text(

@@ -5,12 +5,12 @@ records the open breaker under KARANI_DATA_DIR; the next process skips the store
 """
 
 import json
-import shutil
 import socket
 
 import pytest
 from django.db import connection
 from ledger_helpers import child_env, karani
+from semantic_support import mem0_child
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="console-script specs run in the SQLite pass"
@@ -32,24 +32,8 @@ def migrated(tmp_path_factory):
     return data
 
 
-def _mem0_env(migrated, tmp_path, dsn: str, **more: str) -> tuple:
-    """A copy of the migrated data dir, and the environment of mem0 mode on ``dsn``."""
-    data = tmp_path / "data"
-    shutil.copytree(migrated, data)
-    env = child_env(
-        DATABASE_URL=None,
-        KARANI_DATA_DIR=str(data),
-        KARANI_MEMORY="mem0",
-        KARANI_VECTOR_DSN=dsn,
-        KARANI_VECTOR_TIMEOUT="1",
-        KARANI_LLM_BASE_URL=None,
-        **more,
-    )
-    return data, env
-
-
 def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, tmp_path):
-    data, env = _mem0_env(
+    data, env = mem0_child(
         migrated,
         tmp_path,
         f"postgresql://postgres@127.0.0.1:{_closed_port()}/vectors",
@@ -84,7 +68,7 @@ def test_a_dead_store_is_paid_for_once_per_cool_down_across_processes(migrated, 
 
 def test_a_vector_database_that_does_not_exist_is_named_in_one_line(migrated, tmp_path):
     # The test server, reachable, without this database.
-    _, env = _mem0_env(
+    _, env = mem0_child(
         migrated, tmp_path, "postgresql://postgres@127.0.0.1:5432/karani_no_such_vectors"
     )
 
