@@ -21,6 +21,7 @@ COMPANY_BOOST = 1
 # Company names are matched as runs of up to this many words in the query.
 _MAX_COMPANY_WORDS = 8
 _MAX_QUERY_PIECES = 64
+_KEYS_PER_LOOKUP = 900
 _EDGE_PUNCT = ".,;:!?\"'()[]{}<>«»“”‘’"
 
 # What recall shows of a fact, in this order.
@@ -80,14 +81,18 @@ def _named_many(queries: list[str], scope_key: str | None) -> list[list[str]]:
     keys = sorted(set().union(*runs))
     if not keys:
         return [[] for _ in queries]
-    # Plain SQL: composing this through the ORM cost more than running it.
+    known: set[str] = set()
+    # Plain SQL: composing this through the ORM cost more than running it. A long posting's
+    # runs number in the tens of thousands, past what an older SQLite lets one statement bind.
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT DISTINCT company_key FROM memories"
-            f" WHERE deleted_at IS NULL AND company_key IN {_in_list(keys)}",
-            keys,
-        )
-        known = {key for (key,) in cursor.fetchall()}
+        for start in range(0, len(keys), _KEYS_PER_LOOKUP):
+            chunk = keys[start : start + _KEYS_PER_LOOKUP]
+            cursor.execute(
+                "SELECT DISTINCT company_key FROM memories"
+                f" WHERE deleted_at IS NULL AND company_key IN {_in_list(chunk)}",
+                chunk,
+            )
+            known.update(key for (key,) in cursor.fetchall())
     return [sorted(known & r) for r in runs]
 
 
@@ -275,7 +280,7 @@ def search_many(*, queries: list[str], company_key: str | None, limit: int) -> l
     results = []
     for tokens, keys in zip(asked, named, strict=True):
         counts = Counter(chain.from_iterable(holding.get(w, ()) for w in tokens))
-        counts.update(chain.from_iterable(of_company.get(k, ()) for k in keys * COMPANY_BOOST))
+        counts.update({place: COMPANY_BOOST for k in keys for place in of_company.get(k, ())})
         # Best score first, then the earlier place (the more recently seen, the higher id).
         best = heapq.nsmallest(limit, counts, key=lambda place: (-counts[place], place))
         results.append([Hit(found[n][0], float(counts[n])) for n in best])

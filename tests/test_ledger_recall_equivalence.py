@@ -244,3 +244,14 @@ def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference
             assert shown == {row[0]: row for row in stored}
     if connection.vendor == "postgresql":
         assert reads_whole_scope[True] and reads_whole_scope[False], reads_whole_scope
+
+
+def test_a_batch_of_long_unscoped_queries_finds_the_company_each_names(db):
+    # Forty long sentences make some twenty thousand candidate company runs to look up.
+    fact = services.remember(text="Zeta answers within a week", company="Zeta").memory
+    words = [f"w{n}" for n in range(60)]
+    queries = [" ".join([*words[i:], "Zeta", *words[:i]]) for i in range(40)]
+
+    lists, _ = selectors.recall_many(queries=queries, company=None, limit=5)
+
+    assert all([f.id for f in found] == [fact.pk] for found in lists)
