@@ -3,7 +3,7 @@ process embeds what the ledger committed, so a write returns after its commit.
 
 Recall's lexical half finds a fact the moment its write commits, so only the dense half waits
 for the worker. What the worker cannot index stays pending (``indexed_at`` null) for
-``karani reindex --pending``, as an inline write's failure does (ADR 0009). Every karani
+``karani reindex --pending``, as an inline write's failure does (ADR 0009, ADR 0011). Every karani
 command waits for the worker before it returns (memory.management.base), so a command's writes
 are indexed when it exits; a server's process waits at exit too.
 """
