@@ -13,7 +13,7 @@ os.environ.setdefault("KARANI_INDEX_IN_BACKGROUND", "0")
 
 
 @pytest.fixture(autouse=True)
-def _index_inline(settings: pytest.FixtureRequest) -> None:
+def _index_inline(settings: "SettingsWrapper") -> None:  # noqa: F821
     settings.KARANI_INDEX_IN_BACKGROUND = False
 
 
