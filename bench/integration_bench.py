@@ -81,10 +81,10 @@ def long_postings() -> list[dict]:
         # The API takes the remote policy as one word ("Hybrid (2 days)" is "hybrid"); the
         # rest of it stays in the posting's words, with the location.
         policy, _, detail = posting["remote"].partition(" ")
-        fields_ = {k: posting[k] for k in fields}
-        fields_["remote"] = policy.casefold().replace("-", "")
-        fields_["location"] = " ".join(p for p in (posting["location"], detail) if p)
-        out.append({**fields_, "description": grown[:3200]})
+        sent = {k: posting[k] for k in fields}
+        sent["remote"] = policy.casefold().replace("-", "")
+        sent["location"] = " ".join(p for p in (posting["location"], detail) if p)
+        out.append({**sent, "description": grown[:3200]})
     return out
 
 
