@@ -33,6 +33,12 @@ WORD_MATCH = {
     "postgresql": "SELECT id FROM memories WHERE deleted_at IS NULL AND term_vec @@ %s::tsquery",
     "sqlite": "SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH %s",
 }
+# The facts holding a full-text query, and its OR and AND. On PostgreSQL a condition on the
+# fact itself: given a subquery, the planner may sort every fact by score and walk the list.
+MATCH = {
+    "postgresql": ("m.term_vec @@ %s::tsquery", " | ", " & "),
+    "sqlite": (f"m.id IN ({WORD_MATCH['sqlite']})", " OR ", " AND "),
+}
 # Up to this many distinct words, PostgreSQL first ranks only the facts scoring 2 or more.
 _MAX_PAIRED_WORDS = 8
 
@@ -45,13 +51,14 @@ class Hit:
     row: tuple | None = None
 
 
-def company_candidates(query: str) -> set[str]:
-    """Every run of up to eight query words, as a company key: what the query may name."""
+def company_candidates(query: str, sizes: range = range(1, _MAX_COMPANY_WORDS + 1)) -> set[str]:
+    """Every run of up to eight query words (of ``sizes`` words), as a company key: what the
+    query may name."""
     pieces = textmod.company_key(query).split(" ")[:_MAX_QUERY_PIECES]
     candidates: set[str] = set()
-    for start in range(len(pieces)):
-        for end in range(start + 1, min(start + _MAX_COMPANY_WORDS, len(pieces)) + 1):
-            run = " ".join(pieces[start:end])
+    for size in sizes:
+        for start in range(len(pieces) - size + 1):
+            run = " ".join(pieces[start : start + size])
             candidates.add(run)
             candidates.add(run.strip(_EDGE_PUNCT))
     candidates.discard("")
@@ -59,13 +66,9 @@ def company_candidates(query: str) -> set[str]:
 
 
 def _names(query: str, key: str) -> bool:
-    """Whether ``key`` is among ``company_candidates(query)``, reading only runs of its length."""
+    """Whether the query names ``key``: only the runs of its length can."""
     size = key.count(" ") + 1
-    if size > _MAX_COMPANY_WORDS:
-        return False
-    pieces = textmod.company_key(query).split(" ")[:_MAX_QUERY_PIECES]
-    runs = (" ".join(pieces[start : start + size]) for start in range(len(pieces) - size + 1))
-    return any(run == key or run.strip(_EDGE_PUNCT) == key for run in runs)
+    return size <= _MAX_COMPANY_WORDS and key in company_candidates(query, range(size, size + 1))
 
 
 def named_company_keys(query: str, scope_key: str | None) -> list[str]:
@@ -251,13 +254,9 @@ def search_many(*, queries: list[str], company_key: str | None, limit: int) -> l
     if whole_scope:
         held.append("TRUE")
     elif wanted:
-        words = sorted(wanted)
-        if connection.vendor == "postgresql":
-            held.append("m.term_vec @@ %s::tsquery")
-            params.append(" | ".join(word_param(w) for w in words))
-        else:
-            held.append(f"m.id IN ({WORD_MATCH['sqlite']})")
-            params.append(" OR ".join(word_param(w) for w in words))
+        match, either, _ = MATCH[connection.vendor]
+        held.append(match)
+        params.append(either.join(word_param(w) for w in sorted(wanted)))
     if companies:
         held.append(f"m.company_key IN {_in_list(companies)}")
         params += companies

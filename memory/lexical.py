@@ -23,7 +23,7 @@ from django.db import connection
 
 from memory import clock
 from memory import text as textmod
-from memory.keyword import WORD_MATCH, Hit, scope_filter, word_param
+from memory.keyword import MATCH, WORD_MATCH, Hit, scope_filter, word_param
 
 # N moves slowly and the idf barely notices: counting every live fact on each recall would
 # cost more than the ranking itself.
@@ -40,12 +40,6 @@ COMMON_POSTINGS = 2000
 TIERED_ABOVE = 1000
 TIER_TARGET = 8
 MAX_TIER_WORDS = 8
-# The facts holding a full-text query, and its OR and AND. On PostgreSQL a condition on the
-# fact itself: given a subquery, the planner may sort every fact by score and walk the list.
-MATCH = {
-    "postgresql": ("m.term_vec @@ %s::tsquery", " | ", " & "),
-    "sqlite": (f"m.id IN ({WORD_MATCH['sqlite']})", " OR ", " AND "),
-}
 # From this many live facts, PostgreSQL's own statistics (ANALYZE's most common elements of
 # term_vec) give the df of a word they put above ESTIMATED_POSTINGS: counting one reads that
 # many facts, and a sample of 30,000 rows estimates it within a few percent.
