@@ -6,10 +6,10 @@ Paths timed per fact (ms): ``remember, basic`` (the ledger write alone: the base
 ``remember, mem0, indexed inline`` (KARANI_INDEX_IN_BACKGROUND off: the ledger write, then the
 fact embedded and inserted into the index after commit, memory.semantic.sync), ``remember,
 mem0`` (the default: the write returns after commit and memory.background's worker indexes),
-and ``payload`` (memory.semantic.store.payload alone, what every
-vector's metadata costs to build). Facts come from bench/ledgergen.py, a fresh set per path, so
-no write is a duplicate. Databases: ``karani_sem_remember_ledger`` (PostgreSQL, dropped and
-recreated each run) or SQLite under the temp dir, and ``karani_sem_remember_vec``.
+and ``payload`` (memory.semantic.store.payload alone, what every vector's metadata costs to
+build). Facts come from bench/ledgergen.py, a fresh set per path, so no write is a duplicate.
+Databases: ``karani_sem_remember_ledger`` (PostgreSQL, dropped and recreated each run) or SQLite
+under the temp dir, and ``karani_sem_remember_vec``.
 """
 
 import argparse
