@@ -6,7 +6,6 @@ so the same ledger and query always give the same order. The database's own full
 finds the facts carrying each word (docs/keyword-recall.md); counting them is the score.
 """
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain, combinations
@@ -244,13 +243,9 @@ def search_many(*, queries: list[str], company_key: str | None, limit: int) -> l
     if not wanted and not companies:
         return [[] for _ in queries]
     held, params = [], []
-    # A long posting's words reach nearly every fact in scope, and PostgreSQL then spends
-    # more testing each fact against them all than reading the scope whole costs.
-    whole_scope = (
-        connection.vendor == "postgresql"
-        and company_key is not None
-        and len(wanted) > textmod.MAX_QUERY_TOKENS
-    )
+    # A long posting's words reach nearly every fact in scope, and the full-text test of
+    # them all then costs more than reading the scope whole (docs/keyword-recall.md).
+    whole_scope = company_key is not None and len(wanted) > textmod.MAX_QUERY_TOKENS
     if whole_scope:
         held.append("TRUE")
     elif wanted:
@@ -280,10 +275,21 @@ def search_many(*, queries: list[str], company_key: str | None, limit: int) -> l
     for tokens, keys in zip(asked, named, strict=True):
         counts = Counter(chain.from_iterable(holding.get(w, ()) for w in tokens))
         counts.update({place: COMPANY_BOOST for k in keys for place in of_company.get(k, ())})
+        floor = _floor(counts, limit)
         # Best score first, then the earlier place (the more recently seen, the higher id).
-        best = heapq.nsmallest(limit, counts, key=lambda place: (-counts[place], place))
-        results.append([Hit(found[n][0], float(counts[n])) for n in best])
+        best = sorted((-n, place) for place, n in counts.items() if n >= floor)[:limit]
+        results.append([Hit(found[place][0], float(-n)) for n, place in best])
     return results
+
+
+def _floor(counts: Counter, limit: int) -> int:
+    """The lowest score among the top ``limit``: only facts scoring at least this are sorted."""
+    taken = 0
+    for score, facts in sorted(Counter(counts.values()).items(), reverse=True):
+        taken += facts
+        if taken >= limit:
+            return score
+    return 0
 
 
 def index_missing() -> str | None:

@@ -221,8 +221,8 @@ def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference
     reads_whole_scope = Counter()
     for scope in [None, *COMPANIES, "Nobody Knows Ltd"]:
         for limit, size in ((1, 40), (5, 3), (40, 40)):
-            # A few queries hold few words; forty hold more than one query may count, so on
-            # PostgreSQL a scoped batch reads the whole scope.
+            # A few queries hold few words; forty hold more than one query may count, so a
+            # scoped batch reads the whole scope.
             batch = [q for q, _, _ in queries if random_ledger.random() < 0.1][:size]
             with CaptureQueriesContext(connection) as reads:
                 lists, fallback = selectors.recall_many(queries=batch, company=scope, limit=limit)
@@ -242,8 +242,7 @@ def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference
             }
             stored = Memory.objects.filter(pk__in=shown).values_list(*keyword.ROW_FIELDS)
             assert shown == {row[0]: row for row in stored}
-    if connection.vendor == "postgresql":
-        assert reads_whole_scope[True] and reads_whole_scope[False], reads_whole_scope
+    assert reads_whole_scope[True] and reads_whole_scope[False], reads_whole_scope
 
 
 def test_a_batch_of_long_unscoped_queries_finds_the_company_each_names(db):
