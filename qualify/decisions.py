@@ -126,12 +126,15 @@ def record_decision(
     external_id = inputs.clean_external_id(external_id)
     company = inputs.clean_text(company, name="company", required=True)
     title = inputs.clean_text(title, name="title", required=True)
+    location, remote = inputs.clean_location(
+        posting_fields.get("location"), posting_fields.get("remote")
+    )
     fields = {
         "role_category": inputs.clean_text(
             posting_fields.get("role_category"), name="role_category"
         ),
-        "location": inputs.clean_text(posting_fields.get("location"), name="location"),
-        "remote": inputs.clean_remote(posting_fields.get("remote")),
+        "location": location,
+        "remote": remote,
         "salary": inputs.clean_text(posting_fields.get("salary"), name="salary"),
         "description": inputs.clean_text(posting_fields.get("description"), name="description"),
         "url": inputs.clean_url(posting_fields.get("url")),

@@ -8,10 +8,11 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
 from memory.services import has_control_chars
+from qualify import remote_policy
 from qualify.context import Subject
 from qualify.credentials import refuse
 from qualify.errors import QualifyInputError
-from qualify.models import MAX_EXTERNAL_ID_CHARS, Remote
+from qualify.models import MAX_EXTERNAL_ID_CHARS
 from qualify.postings import LIMITS
 
 # An agent's free-text task: as long as a fact may be (recall reads its first 500 characters).
@@ -48,13 +49,19 @@ def clean_external_id(value: Any) -> str:
     return clean_text(value, name="external_id", limit=MAX_EXTERNAL_ID_CHARS, required=True)
 
 
-def clean_remote(value: Any) -> str:
-    remote = clean_text(value, name="remote").lower()
-    if remote and remote not in Remote.values:
-        raise QualifyInputError(
-            f"unknown remote {remote!r}; use one of: {', '.join(Remote.values)}", field="remote"
-        )
-    return remote
+def clean_remote(value: Any) -> tuple[str, str]:
+    """The remote policy and its detail: "Hybrid (2 days)" is ("hybrid", "2 days")."""
+    try:
+        return remote_policy.read(clean_text(value, name="remote"))
+    except remote_policy.UnknownPolicy as exc:
+        raise QualifyInputError(str(exc), field="remote") from None
+
+
+def clean_location(location: Any, remote: Any) -> tuple[str, str]:
+    """The posting's location, with the remote policy's detail kept beside it, and the policy."""
+    policy, detail = clean_remote(remote)
+    place = clean_text(location, name="location")
+    return clean_text(remote_policy.located(place, detail), name="location"), policy
 
 
 def clean_url(value: Any) -> str:
@@ -72,10 +79,9 @@ def clean_subject(fields: dict[str, Any]) -> Subject:
     unknown = set(fields) - set(SUBJECT_FIELDS)
     if unknown:
         raise QualifyInputError(f"unknown field(s): {', '.join(sorted(unknown))}")
-    clean = {
-        name: clean_remote(value) if name == "remote" else clean_text(value, name=name)
-        for name, value in fields.items()
-    }
+    clean = {name: clean_text(value, name=name) for name, value in fields.items()}
+    # Recall reads the policy as written ("Hybrid (2 days)"), once it names one.
+    clean_remote(clean.get("remote"))
     if not any(clean.values()):
         raise QualifyInputError(
             "say what the context is for: a company and title, or a task", field="title"

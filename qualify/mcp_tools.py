@@ -46,7 +46,7 @@ def context(
     role_category: Annotated[str, _text("e.g. sre, backend, data")] = "",
     external_id: Annotated[str | None, _text("the posting's URL or job id")] = None,
     location: Annotated[str, _text("where the job is")] = "",
-    remote: Annotated[str, _text("remote, hybrid, onsite or unknown")] = "",
+    remote: Annotated[str, _text("remote, hybrid or onsite, and detail: Hybrid (2 days)")] = "",
     salary: Annotated[str, _text("the stated pay")] = "",
     description: Annotated[str, _text("the posting's text")] = "",
     task: Annotated[str, _text("what you are deciding, in a sentence")] = "",

@@ -12,13 +12,15 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
+from qualify import remote_policy
 from qualify.credentials import first_refusal
 from qualify.errors import QualifyError
 from qualify.models import Remote
 
 # Each text field's maximum length, in the order rows are checked.
 LIMITS = {
-    "remote": 16,
+    # As written ("Hybrid (2 days)"); the posting keeps the policy, its detail in the location.
+    "remote": 200,
     "url": 1000,
     "company": 200,
     "title": 300,
@@ -138,9 +140,17 @@ def clean(record: Any) -> dict[str, Any]:
     if unknown:
         raise PostingRowError(f"unknown field(s): {', '.join(sorted(unknown))}")
     fields = {name: _text(record, name) for name in LIMITS}
-    fields["remote"] = remote = fields["remote"].lower() or Remote.UNKNOWN
-    if remote not in Remote.values:
-        raise PostingRowError(f"remote {remote!r} is not one of: {', '.join(Remote.values)}")
+    try:
+        remote, detail = remote_policy.read(fields["remote"])
+    except remote_policy.UnknownPolicy as exc:
+        raise PostingRowError(str(exc)) from None
+    fields["remote"] = remote or Remote.UNKNOWN
+    fields["location"] = remote_policy.located(fields["location"], detail)
+    if len(fields["location"]) > LIMITS["location"]:
+        raise PostingRowError(
+            f"location with the remote policy's detail is longer than {LIMITS['location']}"
+            " characters"
+        )
     if fields["url"]:
         try:
             URLValidator(schemes=["http", "https"])(fields["url"])

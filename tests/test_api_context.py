@@ -151,6 +151,17 @@ def test_post_takes_the_whole_posting_and_writes_nothing(ledger, reader):
     assert counts() == before and not Posting.all_objects.exists()
 
 
+def test_post_reads_the_remote_policy_as_written(ledger, reader):
+    limit = memory.remember(text="Two office days a week is my limit", kind="preference")
+    body = {"company": "Northwind", "title": "Senior SRE", "remote": "Hybrid (2 days)"}
+
+    response = reader.post("/api/context", body, format="json")
+
+    assert response.status_code == 200, response.content
+    why = {f["id"]: f["why"] for f in response.json()["facts"]}
+    assert why[limit.id] == "your preference; bears on the location 'Hybrid (2 days)' ('days')"
+
+
 @pytest.mark.parametrize(
     ("params", "field", "code"),
     [

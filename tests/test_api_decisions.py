@@ -207,3 +207,14 @@ def test_a_rerun_with_other_reasons_or_facts_is_a_repeat_and_the_first_stands(wr
     assert rerun.status_code == 200 and rerun.json() == {**first, "created": False}
     assert Qualification.objects.get().reasons == "weekly pager"
     assert DecisionFact.objects.count() == 1
+
+
+def test_a_remote_policy_as_boards_write_it_keeps_its_detail_in_the_location(writer):
+    body = decision(location="New York, NY", remote="Hybrid (2 days)")
+
+    assert writer.post("/api/decisions", body, format="json").status_code == 201
+    again = writer.post("/api/decisions", body, format="json")
+
+    posting = Posting.objects.get()
+    assert (posting.remote, posting.location) == ("hybrid", "New York, NY (2 days)")
+    assert again.status_code == 200 and again.json()["created"] is False

@@ -58,6 +58,12 @@ PAYLOADS = {
     "id zero": ("0", r"id|positive|whole number"),
     "missing id": ("999999", r"no fact|not found|999999"),
     "unknown verdict": ("maybe", r"maybe.*verdict|verdict.*maybe"),
+    "unknown remote policy": (
+        "sometimes (flexible)",
+        r"remote 'sometimes \(flexible\)' names no policy",
+    ),
+    # A location at its limit, and the remote policy's detail it would have to keep.
+    "location past its limit with the detail": ("L" * 195, r"location is longer than 200"),
     "unknown stage": ("hired", r"hired.*stage|stage.*hired"),
     "fit score high": (101, r"100"),
     "fit score negative": (-1, r"\b0\b"),
@@ -139,6 +145,8 @@ EXTERNAL_ID = ("credential", "blank", "long external id", "escape sequence")
 QUALIFY_ROWS = [
     *_rows("api", "decision", "external_id", *EXTERNAL_ID),
     *_rows("api", "decision", "verdict", "unknown verdict"),
+    *_rows("api", "decision", "remote", "unknown remote policy"),
+    *_rows("api", "decision", "location", "location past its limit with the detail"),
     *_rows("api", "decision", "fit_score", "fit score high", "fit score negative"),
     *_rows("api", "decision", "company", "company credential", "long company"),
     *_rows("api", "decision", "title", "credential", "blank"),
@@ -225,6 +233,8 @@ def test_the_qualify_api_refuses(row, settings):
     value = [int(_value(row))] if row.field == "fact_ids" else _value(row)
     if row.operation == "decision":
         body = {**decision, "prompt_version": "table-v2", row.field: value}
+        if row.field == "location":
+            body |= {"external_id": f"{SEED_POSTING}/new", "remote": "Hybrid (2 days)"}
         response = client.post("/api/decisions", body, format="json")
     elif row.operation == "outcome":
         body = {"external_id": SEED_POSTING, "stage": "applied", row.field: value}

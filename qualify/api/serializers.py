@@ -19,6 +19,11 @@ from qualify.models import (
 )
 from qualify.outcomes import MAX_NOTE_CHARS
 
+REMOTE_HELP = (
+    f"the policy ({', '.join(Remote.values)}; on-site, in office...) with any detail after it,"
+    " as boards write it: 'Hybrid (2 days)'. A decision's posting keeps the detail in location"
+)
+
 
 def _text(name: str, **kwargs) -> serializers.CharField:
     kwargs.setdefault("required", False)
@@ -60,7 +65,7 @@ class ContextQuerySerializer(SubjectSerializer):
 @extend_schema_serializer(component_name="ContextRequest")
 class ContextRequestSerializer(SubjectSerializer):
     location = _text("location")
-    remote = _text("remote", help_text=f"one of: {', '.join(Remote.values)}")
+    remote = _text("remote", help_text=REMOTE_HELP)
     salary = _text("salary")
     description = _text("description")
     task = _text("task", max_length=MAX_TASK_CHARS, help_text="an agent's free-text task")
@@ -115,7 +120,7 @@ class DecisionRequestSerializer(serializers.Serializer):
     model = _text("model", max_length=MAX_MODEL_CHARS, help_text="the model that decided")
     role_category = _text("role_category")
     location = _text("location")
-    remote = _text("remote")
+    remote = _text("remote", help_text=REMOTE_HELP)
     salary = _text("salary")
     description = _text("description")
     url = _text("url")

@@ -42,7 +42,8 @@ def test_it_imports_good_rows_and_reports_bad_ones_by_line(tmp_path):
     assert out.strip() == "created 2, duplicates 0, rejected 5"
     assert err.splitlines() == [
         "line 5: title is missing",
-        "line 8: remote 'sometimes' is not one of: remote, hybrid, onsite, unknown",
+        "line 8: remote 'sometimes' names no policy: start it with remote, hybrid or onsite,"
+        " e.g. 'Hybrid (2 days)'",
         "line 9: unknown field(s): colour",
         "line 10: each posting must be an object",
         "line 11: url 'ftp://x' is not an http(s) URL",
@@ -127,3 +128,28 @@ def test_it_refuses_files_it_cannot_read(tmp_path, name, content, message):
 def test_it_says_when_the_file_is_missing(tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         _import(tmp_path / "nope.json")
+
+
+def test_a_remote_policy_as_boards_write_it_keeps_its_detail_in_the_location(tmp_path):
+    path = tmp_path / "postings.jsonl"
+    rows = [
+        {
+            "company": "Globex",
+            "title": "Backend",
+            "location": "Chicago",
+            "remote": "Hybrid (3 days)",
+        },
+        {"company": "Globex", "title": "Data", "remote": "Remote - US"},
+        {"company": "Globex", "title": "SRE", "remote": "On-site"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    out, err = _import(path)
+
+    assert (out.strip(), err) == ("created 3, duplicates 0, rejected 0", "")
+    got = {p.title: (p.remote, p.location) for p in Posting.objects.all()}
+    assert got == {
+        "Backend": ("hybrid", "Chicago (3 days)"),
+        "Data": ("remote", "US"),
+        "SRE": ("onsite", ""),
+    }
