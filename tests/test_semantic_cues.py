@@ -209,36 +209,6 @@ def test_the_dense_half_is_asked_without_the_subjects_the_question_names():
 
 @pytest.mark.pgvector
 @pytest.mark.django_db(transaction=True)
-def test_a_question_is_embedded_without_its_names_beside_the_lexical_half(mem0_mode, monkeypatch):
-    # The dense half's query is guessed while the lexical half runs, and embedded again only
-    # when the lexical candidates show the guess was wrong.
-    from memory.semantic import search
-
-    embedded: list[str] = []
-    embed = search._embedding
-    monkeypatch.setattr(search, "_embedding", lambda text: embedded.append(text) or embed(text))
-    tim = services.remember(text="Tim: I adopted a kitten from the shelter last week.")
-    services.remember(text="Ana: the Riverside shelter has dogs and rabbits.")
-
-    first = selectors.recall(query="What did Tim adopt from the shelter?", limit=2)
-    assert embedded == ["What did adopt from the shelter?"], "one embedding, the guess"
-    assert first.results[0].id == tim.id
-
-    embedded.clear()
-    # No candidate opens with Melanie: the guess is wrong and the whole question is embedded.
-    selectors.recall(query="What did Melanie adopt from the shelter?", limit=2)
-    assert embedded == [
-        "What did adopt from the shelter?",
-        "What did Melanie adopt from the shelter?",
-    ]
-
-    embedded.clear()
-    selectors.recall(query="which shelter has rabbits", limit=2)
-    assert embedded == ["which shelter has rabbits"], "no names: the question as asked"
-
-
-@pytest.mark.pgvector
-@pytest.mark.django_db(transaction=True)
 def test_semantic_recall_finds_what_was_asked_about_the_named_subject(mem0_mode):
     store = services.remember(
         text="Gina: I found a great spot downtown and signed the lease yesterday."

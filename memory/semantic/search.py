@@ -205,16 +205,12 @@ def _embedding(text: str) -> Future:
 def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     """Hybrid candidates, best first (more than ``limit``). Raises SemanticUnavailable."""
     depth = max(DEPTH, limit * _OVERFETCH + _EXTRA)
-    # The lexical half's candidates tell whether a name a question writes says whom it is
-    # about (the subject lift weighs that), and the dense half embeds only what is asked.
-    # Meanwhile the question is embedded without its names, what it usually turns out to be,
-    # and embedded again after the lexical half only when it is not.
-    named = cues.names(query)
-    guess = cues.without(query, named)
-    early = _embedding(guess)
+    # A question writing names waits for the lexical half: its candidates tell whether a name
+    # says whom the question is about, which the subject lift weighs, and the dense half then
+    # embeds only what is asked. Any other question is embedded while the lexical half runs.
+    early = None if cues.names(query) else _embedding(query)
     words = lexical.search(query=query, company_key=company_key, limit=depth)
-    asked = cues.about(query, words) if named else query
-    embedding = early if asked == guess else _embedding(asked)
+    embedding = early or _embedding(cues.about(query, words))
     dense = guarded(
         lambda client: nearest(client, embedding.result(), company_key=company_key, depth=depth)
     )
