@@ -25,7 +25,6 @@ mem0 mode also needs PostgreSQL with pgvector (semantic_env), and indexes facts 
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from collections import Counter
@@ -51,16 +50,6 @@ SETTLES = {
 }
 
 
-def _remote(raw: str, location: str) -> tuple[str, str]:
-    """The posting's remote policy as karani stores it (remote/hybrid/onsite); a qualifier
-    the field cannot hold ("Hybrid (2 days)") moves into the location."""
-    kind = raw.split("(")[0].strip().lower().replace("-", "")
-    detail = re.search(r"\(([^)]*)\)", raw)
-    if detail and detail.group(0) not in location:
-        location = f"{location} ({detail.group(1)})"
-    return kind, location
-
-
 def setup(modes: list[str]) -> tuple[list, dict[int, str], dict, dict]:
     """Facts into a fresh ledger, the postings and the profile: (postings, key of each fact
     id, the decision set's posting records by id, labels)."""
@@ -77,11 +66,9 @@ def setup(modes: list[str]) -> tuple[list, dict[int, str], dict, dict]:
     ids = _load(records, index="mem0" in modes)
     settings.KARANI_MEMORY = modes[0]
     key_of = dict(zip(ids, [f["key"] for f in facts], strict=True))
-    rows = []
-    for p in data["postings"]:
-        remote, location = _remote(p["remote"], p["location"])
-        fields = ("company", "title", "role_category", "salary", "description")
-        rows.append({**{k: p[k] for k in fields}, "remote": remote, "location": location})
+    # The import reads "Hybrid (2 days)" as boards write it (qualify.remote_policy).
+    fields = ("company", "title", "role_category", "location", "remote", "salary", "description")
+    rows = [{k: p[k] for k in fields} for p in data["postings"]]
     report = services.import_postings(records=enumerate(rows, start=1))
     assert report.created == len(rows), report.to_dict()
     services.set_profile(summary=PROFILE, preferences="", dealbreakers=[])

@@ -78,13 +78,8 @@ def long_postings() -> list[dict]:
         while len(grown) < 3000:
             grown += "\n\n" + postings[j % len(postings)]["description"]
             j += 1
-        # The API takes the remote policy as one word ("Hybrid (2 days)" is "hybrid"); the
-        # rest of it stays in the posting's words, with the location.
-        policy, _, detail = posting["remote"].partition(" ")
-        sent = {k: posting[k] for k in fields}
-        sent["remote"] = policy.casefold().replace("-", "")
-        sent["location"] = " ".join(p for p in (posting["location"], detail) if p)
-        out.append({**sent, "description": grown[:3200]})
+        # The remote policy goes as the board wrote it ("Hybrid (2 days)").
+        out.append({**{k: posting[k] for k in fields}, "description": grown[:3200]})
     return out
 
 
