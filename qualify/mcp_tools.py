@@ -24,6 +24,8 @@ DECISION_DOC = """Record your verdict on a posting after judging it: `qualified`
 facts you were given. The same decision again changes nothing; under a new prompt version it
 replaces the earlier one. Never put secrets or credentials in any field (they are refused)."""
 
+REMOTE = "remote, hybrid or onsite, and any detail: Hybrid (2 days)"
+
 OUTCOME_DOC = """Record a stage a posting's application reached (applied, screen, interview,
 offer, rejected, withdrawn) after its decision was recorded; the same stage and note again
 changes nothing."""
@@ -46,7 +48,7 @@ def context(
     role_category: Annotated[str, _text("e.g. sre, backend, data")] = "",
     external_id: Annotated[str | None, _text("the posting's URL or job id")] = None,
     location: Annotated[str, _text("where the job is")] = "",
-    remote: Annotated[str, _text("remote, hybrid or onsite, and detail: Hybrid (2 days)")] = "",
+    remote: Annotated[str, _text(REMOTE)] = "",
     salary: Annotated[str, _text("the stated pay")] = "",
     description: Annotated[str, _text("the posting's text")] = "",
     task: Annotated[str, _text("what you are deciding, in a sentence")] = "",
@@ -80,7 +82,13 @@ def record_decision(
         _text("ids of the facts you were given", maxItems=MAX_FACTS_PER_DECISION),
     ] = None,
     role_category: Annotated[str, _text("e.g. sre, backend, data")] = "",
+    location: Annotated[str, _text("where the job is")] = "",
+    remote: Annotated[str, _text(REMOTE)] = "",
+    salary: Annotated[str, _text("the stated pay")] = "",
+    description: Annotated[str, _text("the posting's text")] = "",
+    url: Annotated[str, _text("the posting's page")] = "",
 ) -> dict[str, Any]:
+    # The posting's fields are kept from its first decision, as the API keeps them.
     return _call(
         "record_decision",
         decisions.record_decision,
@@ -93,6 +101,11 @@ def record_decision(
         reasons=reasons,
         fact_ids=fact_ids,
         role_category=role_category,
+        location=location,
+        remote=remote,
+        salary=salary,
+        description=description,
+        url=url,
     )
 
 

@@ -37,6 +37,8 @@ async def _recorded(session, context: dict) -> dict:
         "fit_score": 30,
         "prompt_version": context["prompt_version"],
         "fact_ids": [f["id"] for f in context["facts"]],
+        "location": "Somerville, MA",
+        "remote": "Hybrid (2 days)",
     }
     return {
         "decided": _data(await call("record_decision", decision)),
@@ -50,6 +52,10 @@ async def _recorded(session, context: dict) -> dict:
             ),
             "stage": await call("record_outcome", {"external_id": URL, "stage": "hired"}),
             "score": await call("record_decision", {**decision, "fit_score": 101}),
+            "remote": await call(
+                "record_decision",
+                {**decision, "external_id": f"{URL}/2", "remote": "sometimes"},
+            ),
         },
     }
 
@@ -84,7 +90,13 @@ def test_an_agent_gets_the_block_and_records_its_decision(server_env, tmp_path):
         assert "\n" not in text.strip() and "pydantic" not in text and GITHUB not in text, text
     assert "credential" in _text(out["refused"]["secret"])
     assert "never-seen" in _text(out["refused"]["unknown"])
+    assert "names no policy" in _text(out["refused"]["remote"])
     assert "Traceback" not in (tmp_path / "server.stderr").read_text()
     if connection.vendor == "postgresql":
-        assert Qualification.objects.get().pk == out["decided"]["id"]
+        decided = Qualification.objects.select_related("posting").get()
+        assert decided.pk == out["decided"]["id"]
+        assert (decided.posting.remote, decided.posting.location) == (
+            "hybrid",
+            "Somerville, MA (2 days)",
+        )
         assert Outcome.objects.count() == 1
