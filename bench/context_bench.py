@@ -85,23 +85,28 @@ def new_block(subject, limit: int = BLOCK) -> list:
 
 
 def per_piece_block(subject, limit: int = BLOCK) -> list:
-    """The new block with one keyword ranking query per piece, as before the batched read."""
+    """The new block with one ranking query per piece, as before the batched reads: a keyword
+    query each (keyword mode), or a vector search each through mem0's store (semantic mode)."""
     from memory import keyword
+    from memory.semantic import search
 
-    batched = keyword.search_many
+    batched = keyword.search_many, search.nearest_many
     keyword.search_many = lambda *, queries, company_key, limit: [
         keyword.search(query=q, company_key=company_key, limit=limit) for q in queries
+    ]
+    search.nearest_many = lambda client, vectors, *, company_key, depth: [
+        search.nearest(client, v, company_key=company_key, depth=depth) for v in vectors
     ]
     try:
         return new_block(subject, limit)
     finally:
-        keyword.search_many = batched
+        keyword.search_many, search.nearest_many = batched
 
 
 BUILDERS = {
     "seed (company+title+role, one list)": seed_block,
     "new (pieces + shares)": new_block,
-    "new, a keyword query per piece": per_piece_block,
+    "new, a query per piece": per_piece_block,
 }
 
 

@@ -96,10 +96,10 @@ def nearest_many(*, queries: Sequence[str], company_key: str | None, limit: int)
         return None
     from memory.semantic.encoder import embed_queries
     from memory.semantic.guard import guarded
-    from memory.semantic.search import nearest
+    from memory.semantic.search import nearest_many
 
     def run(client: Any) -> list[list[Hit]]:
         vectors = embed_queries(client, list(queries))
-        return [nearest(client, v, company_key=company_key, depth=limit) for v in vectors]
+        return nearest_many(client, vectors, company_key=company_key, depth=limit)
 
     return _safely(lambda: guarded(run), "search failed; falling back to keyword")

@@ -106,6 +106,37 @@ def test_it_isolates_companies_in_the_store_query(mem0_mode):
     assert other.id not in {h.memory_id for h in raw}, "the filter must run in the store"
 
 
+def test_one_statement_finds_for_each_query_what_mem0s_search_finds(mem0_mode):
+    # A posting's pieces are searched in one statement (search.nearest_many); mem0's own
+    # one-vector search, with the same scope, is the reference.
+    from memory.semantic import search as semantic
+    from memory.semantic.encoder import embed_queries
+    from memory.semantic.guard import guarded
+
+    _teach_paraphrase_set()
+    for n in range(6):
+        services.remember(text=f"Acme sentence {n} about the office and its hours", company="Acme")
+        services.remember(text=f"Globex sentence {n} about pay and the pager", company="Globex")
+    queries = [item["query"] for item in load_paraphrases()[0][:12]] + ["office hours", "pay"]
+
+    def both(client, company_key):
+        vectors = embed_queries(client, queries)
+        batch = semantic.nearest_many(client, vectors, company_key=company_key, depth=8)
+        one_by_one = []
+        for vector in vectors:
+            rows = client.store.search(
+                query="", vectors=vector, top_k=8, filters=semantic.scope_filters(company_key)
+            )
+            ranked = sorted(rows, key=lambda r: -float(r.score))
+            one_by_one.append([(r.payload["ledger_id"], round(float(r.score), 5)) for r in ranked])
+        return batch, one_by_one
+
+    for company_key in (None, "acme", "globex", "nobody"):
+        batch, reference = guarded(lambda c, key=company_key: both(c, key))
+        assert [[(h.memory_id, round(h.score, 5)) for h in hits] for hits in batch] == reference
+        assert all(hits for hits in batch), company_key
+
+
 def test_it_does_not_reindex_a_dedupe_touch(mem0_mode, vector_database):
     first = services.remember(text="Enjoys pairing sessions")
     before = Memory.objects.get(pk=first.id)
