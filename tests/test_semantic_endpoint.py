@@ -171,6 +171,11 @@ def test_it_embeds_facts_as_passages_and_questions_as_queries(
     assert asked and {b["model"] for b in asked} == {"e5-query"}
     # Found by meaning: the paraphrases share no content word with their facts.
     assert found >= 10, found
+    # A posting's pieces: the endpoint's vectors (lists) searched in one statement.
+    lists, fallback = selectors.recall_many(
+        queries=[item["query"] for item in items], company=items[0]["company"], limit=5
+    )
+    assert not fallback and all(lists)
 
 
 def test_it_embeds_a_question_exactly_as_e5_embeds_a_query(e5, engine):
