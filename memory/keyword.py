@@ -266,11 +266,13 @@ def search_many(*, queries: list[str], company_key: str | None, limit: int) -> l
         )
         found = cursor.fetchall()
     holding: dict[str, list[int]] = {}
-    of_company: dict[str, list[int]] = {}
+    # Only the companies a query names earn a point: the rest of the scope needs no list.
+    of_company: dict[str, list[int]] = {key: [] for key in companies}
     for place, (_, terms, key) in enumerate(found):
         for word in wanted.intersection(terms.split(" ")):
             holding.setdefault(word, []).append(place)
-        of_company.setdefault(key, []).append(place)
+        if key in of_company:
+            of_company[key].append(place)
     results = []
     for tokens, keys in zip(asked, named, strict=True):
         counts = Counter(chain.from_iterable(holding.get(w, ()) for w in tokens))
