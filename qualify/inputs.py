@@ -51,8 +51,12 @@ def clean_external_id(value: Any) -> str:
 
 def clean_remote(value: Any) -> tuple[str, str]:
     """The remote policy and its detail: "Hybrid (2 days)" is ("hybrid", "2 days")."""
+    return _policy(clean_text(value, name="remote"))
+
+
+def _policy(remote: str) -> tuple[str, str]:
     try:
-        return remote_policy.read(clean_text(value, name="remote"))
+        return remote_policy.read(remote)
     except remote_policy.UnknownPolicy as exc:
         raise QualifyInputError(str(exc), field="remote") from None
 
@@ -81,7 +85,7 @@ def clean_subject(fields: dict[str, Any]) -> Subject:
         raise QualifyInputError(f"unknown field(s): {', '.join(sorted(unknown))}")
     clean = {name: clean_text(value, name=name) for name, value in fields.items()}
     # Recall reads the policy as written ("Hybrid (2 days)"), once it names one.
-    clean_remote(clean.get("remote"))
+    _policy(clean.get("remote", ""))
     if not any(clean.values()):
         raise QualifyInputError(
             "say what the context is for: a company and title, or a task", field="title"
