@@ -65,6 +65,26 @@ def test_the_local_model_embeds_each_side_with_its_prefix(mem0_mode, settings):
 
 
 @pytest.mark.one_pass
+def test_a_postings_pieces_in_several_passes_keep_their_order_and_vectors(mem0_mode):
+    from memory.semantic import client, encoder
+
+    loaded = client.get()
+    # Lengths out of order, more than one pass: encode() sorts by length within the call.
+    texts = [
+        " ".join([FACT] * (n % 4 + 1)) if n % 2 else f"{QUESTION} ({n})"
+        for n in range(2 * encoder.QUERIES_PER_PASS + 3)
+    ]
+    batch = np.asarray(encoder.embed_queries(loaded, texts))
+    alone = np.asarray([encoder.embed_query(loaded, t) for t in texts])
+    cosines = np.sum(batch * alone, axis=1) / (
+        np.linalg.norm(batch, axis=1) * np.linalg.norm(alone, axis=1)
+    )
+    # bfloat16 weights (the auto choice on a CPU with native bf16) round a little differently
+    # in a padded batch than alone.
+    assert cosines.min() > 0.99, cosines
+
+
+@pytest.mark.one_pass
 def test_an_endpoint_gets_each_sides_prefix_and_model_name(mem0_mode, settings):
     from memory.semantic import client
 

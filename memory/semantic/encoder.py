@@ -79,14 +79,21 @@ def embed_query(client: Client, text: str) -> Any:
     return query_encoder(client)(text)
 
 
-def _batch(client: Client, which: str, texts: list[str]) -> Any:
-    """One vector per text on the given side, in one call: a float32 array (local model, one
-    forward pass) or lists (endpoint)."""
+# A posting's pieces go through the local model this many at a time: encode() sorts texts by
+# length, so small passes pad short sentences less than one pass padded to the longest
+# (docs/embedders.md has the figures).
+QUERIES_PER_PASS = 8
+
+
+def _batch(client: Client, which: str, texts: list[str], per_pass: int = 0) -> Any:
+    """One vector per text on the given side, in one call: a float32 array (local model, in
+    passes of ``per_pass`` texts, or one pass) or lists (endpoint)."""
     model = local_model(client)
     if model is None:
         return remote(client.config, which, texts)
     prefix = side(client.config, which).prefix
-    return model.encode(texts, prompt=prefix or None, batch_size=len(texts), convert_to_numpy=True)
+    size = per_pass or len(texts)
+    return model.encode(texts, prompt=prefix or None, batch_size=size, convert_to_numpy=True)
 
 
 def passages(client: Client, texts: list[str]) -> Any:
@@ -98,7 +105,7 @@ def embed_queries(client: Client, texts: list[str]) -> list[Any]:
     """Several questions at once on the query side (a posting's pieces), refused like
     ``embed_query`` when the index was built by another embedder."""
     identity.check(client)
-    return list(_batch(client, QUERY, texts))
+    return list(_batch(client, QUERY, texts, QUERIES_PER_PASS))
 
 
 def embed_passages(client: Client, texts: list[str]) -> Any:
