@@ -85,18 +85,20 @@ def new_block(subject, limit: int = BLOCK) -> list:
 
 
 def per_piece_block(subject, limit: int = BLOCK) -> list:
-    """The new block with one ranking query per piece, as before the batched reads: a keyword
-    query each (keyword mode), or a vector search each through mem0's store (semantic mode)."""
+    """The new block with one ranking read per piece, as before the batched reads: a keyword
+    read each (keyword mode), or a vector search each (semantic mode)."""
     from memory import keyword
     from memory.semantic import search
 
     batched = keyword.search_many, search.nearest_many
-    keyword.search_many = lambda *, queries, company_key, limit: [
-        keyword.search(query=q, company_key=company_key, limit=limit) for q in queries
-    ]
-    search.nearest_many = lambda client, vectors, *, company_key, depth: [
-        search.nearest(client, v, company_key=company_key, depth=depth) for v in vectors
-    ]
+
+    def one_by_one_words(*, queries, **scope):
+        return [batched[0](queries=[q], **scope)[0] for q in queries]
+
+    def one_by_one_vectors(client, vectors, **scope):
+        return [batched[1](client, [v], **scope)[0] for v in vectors]
+
+    keyword.search_many, search.nearest_many = one_by_one_words, one_by_one_vectors
     try:
         return new_block(subject, limit)
     finally:

@@ -88,10 +88,12 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit] | No
     )
 
 
-def nearest_many(*, queries: Sequence[str], company_key: str | None, limit: int) -> list | None:
+def nearest_many(
+    *, queries: Sequence[str], company_key: str | None, limit: int, per_side: bool = False
+) -> list | None:
     """Each query's nearest facts in scope by cosine similarity alone (ledger ids, best first,
-    possibly stale; one scale for every query), the queries embedded in one batch; None to
-    fall back."""
+    possibly stale; one scale for every query), the queries embedded in one batch; ``limit``
+    of each side with ``per_side``; None to fall back."""
     if modes.current() != modes.MEM0:
         return None
     from memory.semantic.encoder import embed_queries
@@ -100,6 +102,8 @@ def nearest_many(*, queries: Sequence[str], company_key: str | None, limit: int)
 
     def run(client: Any) -> list[list[Hit]]:
         vectors = embed_queries(client, list(queries))
-        return nearest_many(client, vectors, company_key=company_key, depth=limit)
+        return nearest_many(
+            client, vectors, company_key=company_key, depth=limit, per_side=per_side
+        )
 
     return _safely(lambda: guarded(run), "search failed; falling back to keyword")

@@ -232,10 +232,14 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit]:
     ]
 
 
-def search_many(*, queries: list[str], company_key: str | None, limit: int) -> list[list[Hit]]:
+def search_many(
+    *, queries: list[str], company_key: str | None, limit: int, per_side: bool = False
+) -> list[list[Hit]]:
     """``search`` for each query (hits without their rows), from one read of the live facts
     in scope holding any of their words: a posting's sentences share most of their words, so
-    one read and a count in Python replace a ranking query per sentence."""
+    one read and a count in Python replace a ranking query per sentence. ``per_side`` (with a
+    company) gives each query the company's best ``limit`` and the unscoped best ``limit``,
+    in one list, best first."""
     asked = [textmod.tokens(q)[: textmod.MAX_QUERY_TOKENS] for q in queries]
     named = _named_many(queries, company_key)
     wanted = {w for tokens in asked for w in tokens}
@@ -273,15 +277,26 @@ def search_many(*, queries: list[str], company_key: str | None, limit: int) -> l
             holding.setdefault(word, []).append(place)
         if key in of_company:
             of_company[key].append(place)
+    split = per_side and company_key is not None
     results = []
     for tokens, keys in zip(asked, named, strict=True):
         counts = Counter(chain.from_iterable(holding.get(w, ()) for w in tokens))
         counts.update({place: COMPANY_BOOST for k in keys for place in of_company.get(k, ())})
-        floor = _floor(counts, limit)
+        if split:
+            unscoped = Counter({p: n for p, n in counts.items() if found[p][2] is None})
+            sides = [counts - unscoped, unscoped]
+        else:
+            sides = [counts]
         # Best score first, then the earlier place (the more recently seen, the higher id).
-        best = sorted((-n, place) for place, n in counts.items() if n >= floor)[:limit]
+        best = sorted(hit for side in sides for hit in _best(side, limit))
         results.append([Hit(found[place][0], float(-n)) for n, place in best])
     return results
+
+
+def _best(counts: Counter, limit: int) -> list[tuple[int, int]]:
+    """The top ``limit`` (negated score, place) pairs of ``counts``, best first."""
+    floor = _floor(counts, limit)
+    return sorted((-n, place) for place, n in counts.items() if n >= floor)[:limit]
 
 
 def _floor(counts: Counter, limit: int) -> int:

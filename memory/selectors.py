@@ -77,12 +77,18 @@ MAX_QUERIES = 64
 
 
 def recall_many(
-    *, queries: list[str], company: str | None = None, limit: int = DEFAULT_LIMIT
+    *,
+    queries: list[str],
+    company: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    per_side: bool = False,
 ) -> tuple[list[list[RecalledFact]], bool]:
     """Each query's ranked live facts, scoped as ``recall``, and whether recall fell back to
     keywords. Semantic mode ranks by the dense half alone, so every list's scores are cosine
     similarities on one scale and can be compared across queries; keyword mode (and semantic
-    mode with the index down) ranks each query as ``recall`` does."""
+    mode with the index down) ranks each query as ``recall`` does. With a company and
+    ``per_side``, each list holds up to ``limit`` of the company's facts and up to ``limit``
+    unscoped ones, so that neither side's candidates crowd out the other's."""
     if not isinstance(queries, list) or not 1 <= len(queries) <= MAX_QUERIES:
         raise MemoryInputError(
             f"queries must be a list of 1 to {MAX_QUERIES} texts", field="queries"
@@ -94,10 +100,14 @@ def recall_many(
     if mode == modes.OFF:
         return [[] for _ in queries], False
     if mode == modes.MEM0:
-        dense = index.nearest_many(queries=queries, company_key=company_key, limit=limit)
+        dense = index.nearest_many(
+            queries=queries, company_key=company_key, limit=limit, per_side=per_side
+        )
         if dense is not None:
-            return [found[:limit] for found in _materialise_many(dense)], False
-    hits = keyword.search_many(queries=queries, company_key=company_key, limit=limit)
+            return _materialise_many(dense), False
+    hits = keyword.search_many(
+        queries=queries, company_key=company_key, limit=limit, per_side=per_side
+    )
     return _materialise_many(hits), mode == modes.MEM0
 
 

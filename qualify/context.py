@@ -156,14 +156,17 @@ def gather(
     asked = per_piece if before is None else per_piece * AS_OF_OVERFETCH
     own = company_key(subject.company) if subject.company else None
     queries = pieces(subject)
+    # Each side's own candidates: a ledger of many unscoped facts must not leave the company's
+    # share without any, nor the other way round.
     lists, fallback = selectors.recall_many(
-        queries=[p.query for p in queries], company=subject.company, limit=asked
+        queries=[p.query for p in queries], company=subject.company, limit=asked, per_side=True
     )
     share = SECOND_SHARE["keyword" if fallback or modes.current() != modes.MEM0 else "dense"]
     scored: dict[int, list[tuple[float, int]]] = {}
     facts: dict[int, selectors.RecalledFact] = {}
     for n, found in enumerate(lists):
-        for fact in [f for f in found if in_scope(f, own, before)][:per_piece]:
+        kept = [f for f in found if in_scope(f, own, before)]
+        for fact in _each_side(kept, per_piece):
             facts[fact.id] = fact
             weight = COMPANY_PIECE_WEIGHT if queries[n].field == "company" else 1.0
             scored.setdefault(fact.id, []).append((fact.score * weight, n))
@@ -177,6 +180,12 @@ def gather(
         score = marks[0][0] + share * second
         candidates[pk] = Candidate(fact=facts[pk], score=score, piece=queries[marks[0][1]])
     return candidates, fallback
+
+
+def _each_side(found: list[selectors.RecalledFact], most: int) -> list[selectors.RecalledFact]:
+    """The first ``most`` of the company's facts and the first ``most`` unscoped ones."""
+    company = [f for f in found if f.company is not None][:most]
+    return company + [f for f in found if f.company is None][:most]
 
 
 def _ranked(candidates: list[Candidate]) -> list[Candidate]:

@@ -132,13 +132,18 @@ def reference(random_ledger) -> Callable[[str, str | None, int], list[tuple[int,
         for m in Memory.objects.all()
     ]
 
-    def rank(query: str, company: str | None, limit: int) -> list[tuple[int, float]]:
+    def rank(
+        query: str, company: str | None, limit: int, *, unscoped: bool | None = None
+    ) -> list[tuple[int, float]]:
+        # ``unscoped`` True / False: only the unscoped facts / only the company's.
         qtokens = set(textmod.tokens(query)[: textmod.MAX_QUERY_TOKENS])
         scope = None if company is None else textmod.company_key(company)
         named = set(keyword.named_company_keys(query, scope))
         ranked = []
         for pk, company_key, last_seen, tokens in facts:
             if scope is not None and company_key not in (scope, None):
+                continue
+            if unscoped is not None and (company_key is None) != unscoped:
                 continue
             score = len(qtokens & tokens)
             if company_key is not None and company_key in named:
@@ -148,6 +153,15 @@ def reference(random_ledger) -> Callable[[str, str | None, int], list[tuple[int,
         ranked.sort(reverse=True)
         return [(pk, float(score)) for score, _, pk in ranked[:limit]]
 
+    def by_side(query: str, company: str, limit: int) -> list[tuple[int, float]]:
+        # The company's best ``limit`` and the unscoped best ``limit``, merged in rank order.
+        seen = {pk: last_seen for pk, _, last_seen, _ in facts}
+        both = rank(query, company, limit, unscoped=False) + rank(
+            query, company, limit, unscoped=True
+        )
+        return sorted(both, key=lambda hit: (hit[1], seen[hit[0]], hit[0]), reverse=True)
+
+    rank.by_side = by_side
     return rank
 
 
@@ -219,6 +233,7 @@ def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference
     # the queries name when unscoped.
     queries = _queries(random_ledger, 400)
     reads_whole_scope = Counter()
+    sides_seen = Counter()
     for scope in [None, *COMPANIES, "Nobody Knows Ltd"]:
         for limit, size in ((1, 40), (5, 3), (40, 40)):
             # A few queries hold few words; forty hold more than one query may count, so a
@@ -235,6 +250,16 @@ def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference
                     scope,
                     limit,
                 )
+            if scope is not None:
+                # The working-context block's read: each side's best, neither crowding out
+                # the other.
+                sided, _ = selectors.recall_many(
+                    queries=batch, company=scope, limit=limit, per_side=True
+                )
+                for query, found, plain in zip(batch, sided, lists, strict=True):
+                    expected = reference.by_side(query, scope, limit)
+                    assert [(f.id, f.score) for f in found] == expected, (query, scope, limit)
+                    sides_seen["more than the plain list"] += len(found) > len(plain)
             shown = {
                 f.id: (f.id, f.text, f.kind, f.company, f.ref, f.created_at, f.last_seen_at)
                 for found in lists
@@ -243,6 +268,8 @@ def test_a_batch_of_queries_ranks_each_like_a_full_scan(random_ledger, reference
             stored = Memory.objects.filter(pk__in=shown).values_list(*keyword.ROW_FIELDS)
             assert shown == {row[0]: row for row in stored}
     assert reads_whole_scope[True] and reads_whole_scope[False], reads_whole_scope
+    # Some lists held what the other side would have crowded out of a plain list.
+    assert sides_seen["more than the plain list"], sides_seen
 
 
 def test_a_batch_of_long_unscoped_queries_finds_the_company_each_names(db):

@@ -136,6 +136,33 @@ def test_one_statement_finds_for_each_query_what_mem0s_search_finds(mem0_mode):
         assert [[(h.memory_id, round(h.score, 5)) for h in hits] for hits in batch] == reference
         assert all(hits for hits in batch), company_key
 
+    def by_side(client, company_key):
+        # The working-context block's search: each side scanned apart, 8 of each.
+        vectors = embed_queries(client, queries)
+        batch = semantic.nearest_many(
+            client, vectors, company_key=company_key, depth=8, per_side=True
+        )
+        apart = []
+        for vector in vectors:
+            rows = [
+                row
+                for side in (company_key, semantic.GLOBAL_SENTINEL)
+                for row in client.store.search(
+                    query="",
+                    vectors=vector,
+                    top_k=8,
+                    filters={"user_id": semantic.MEM0_USER, "company": side},
+                )
+            ]
+            apart.append(sorted((-round(float(r.score), 5), r.payload["ledger_id"]) for r in rows))
+        return [sorted((-round(h.score, 5), h.memory_id) for h in hits) for hits in batch], apart
+
+    for company_key in ("acme", "globex"):
+        batch, reference = guarded(lambda c, key=company_key: by_side(c, key))
+        assert batch == reference
+        # Six of the company's facts and eight unscoped ones, whatever their scores.
+        assert all(len(hits) == 14 for hits in batch), [len(hits) for hits in batch]
+
 
 def test_it_does_not_reindex_a_dedupe_touch(mem0_mode, vector_database):
     first = services.remember(text="Enjoys pairing sessions")

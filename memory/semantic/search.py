@@ -51,28 +51,45 @@ def nearest(client: Client, vector: object, *, company_key: str | None, depth: i
 
 
 def nearest_many(
-    client: Client, vectors: Sequence[object], *, company_key: str | None, depth: int
+    client: Client,
+    vectors: Sequence[object],
+    *,
+    company_key: str | None,
+    depth: int,
+    per_side: bool = False,
 ) -> list[list[Hit]]:
     """``nearest`` for each vector, from one statement: an HNSW scan per vector, in the scope
-    ``scope_filters`` gives mem0's search, and one round trip for all of a posting's pieces."""
+    ``scope_filters`` gives mem0's search, and one round trip for all of a posting's pieces.
+    ``per_side`` (with a company) scans the company's facts and the unscoped ones apart, for
+    ``depth`` of each in one list."""
     if not vectors:
         return []
     # mem0's store searches one vector a call: forty round trips for a posting's forty pieces.
-    scope, scoped = sql.SQL(""), []
-    if company_key is not None:
-        scope = sql.SQL(" AND payload->>'company' = ANY(%s)")
-        scoped = [[company_key, GLOBAL_SENTINEL]]
+    nearest = sql.SQL(
+        "SELECT vector <=> q.v AS distance, payload->'ledger_id' AS ledger_id FROM {}"
+        " WHERE payload->>'user_id' = %s{} ORDER BY distance LIMIT %s"
+    )
+    table = sql.Identifier(client.config.collection)
+    if company_key is None:
+        scans = [nearest.format(table, sql.SQL(""))]
+        params: list = [MEM0_USER, depth]
+    elif per_side:
+        side = sql.SQL(" AND payload->>'company' = %s")
+        scans = [sql.SQL("({})").format(nearest.format(table, side))] * 2
+        params = [MEM0_USER, company_key, depth, MEM0_USER, GLOBAL_SENTINEL, depth]
+    else:
+        scans = [nearest.format(table, sql.SQL(" AND payload->>'company' = ANY(%s)"))]
+        params = [MEM0_USER, [company_key, GLOBAL_SENTINEL], depth]
     asked = sql.SQL(", ").join([sql.SQL("(%s, %s::vector)")] * len(vectors))
     query = sql.SQL(
         "SELECT q.n, GREATEST(0, 1 - r.distance), r.ledger_id FROM (VALUES {}) AS q(n, v)"
-        " CROSS JOIN LATERAL (SELECT vector <=> q.v AS distance, payload->'ledger_id' AS"
-        " ledger_id FROM {} WHERE payload->>'user_id' = %s{} ORDER BY distance LIMIT %s) AS r"
-    ).format(asked, sql.Identifier(client.config.collection), scope)
+        " CROSS JOIN LATERAL ({}) AS r"
+    ).format(asked, sql.SQL(" UNION ALL ").join(scans))
     pairs = [x for n, vector in enumerate(vectors) for x in (n, vector)]
     with client.pool.connection() as conn:
         # Never prepared: a generic plan may scan the scope in full instead of the HNSW index
         # (200 ms at 100k facts), where each call's own plan takes the index.
-        rows = conn.execute(query, [*pairs, MEM0_USER, *scoped, depth], prepare=False).fetchall()
+        rows = conn.execute(query, [*pairs, *params], prepare=False).fetchall()
     found: list[list[tuple[float, object]]] = [[] for _ in vectors]
     for n, score, ledger_id in rows:
         found[n].append((float(score), ledger_id))

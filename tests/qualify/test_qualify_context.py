@@ -72,6 +72,42 @@ def test_each_side_gets_its_share_of_the_block(settings):
     assert len([f for f in facts if f.id in own]) == 3
 
 
+def _flood_with_unscoped_facts(count: int) -> list[int]:
+    # The company's facts share no word with the posting; these repeat its pieces.
+    company = [
+        memory.remember(text=text, company="Northwind Robotics").id
+        for text in ("Recruiter answered within a day", "Interviews ran three rounds")
+    ]
+    sentences = [p.query for p in pieces.pieces(POSTING)]
+    for n in range(count):
+        memory.remember(text=f"{sentences[n % len(sentences)]} (variant {n})")
+    return company
+
+
+@pytest.mark.django_db
+def test_many_unscoped_facts_do_not_crowd_the_company_out_of_its_share(settings):
+    settings.KARANI_MEMORY = "basic"
+    settings.KARANI_CONTEXT_COMPANY_SHARE = 0.4
+    company = _flood_with_unscoped_facts(40)
+
+    facts = context.select(POSTING, limit=5).facts
+
+    assert len(facts) == 5
+    assert {f.id for f in facts if f.company} == set(company)
+
+
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_in_semantic_mode_too_each_side_finds_its_own_candidates(mem0_mode, settings):
+    settings.KARANI_CONTEXT_COMPANY_SHARE = 0.4
+    company = _flood_with_unscoped_facts(40)
+
+    selection = context.select(POSTING, limit=5)
+
+    assert selection.mode == "mem0" and selection.fallback is False
+    assert {f.id for f in selection.facts if f.company} == set(company)
+
+
 @pytest.mark.django_db
 def test_a_share_one_side_leaves_empty_goes_to_the_other(settings):
     settings.KARANI_MEMORY = "basic"
