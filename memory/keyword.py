@@ -6,15 +6,18 @@ so the same ledger and query always give the same order. The database's own full
 finds the facts carrying each word (docs/keyword-recall.md); counting them is the score.
 """
 
-from collections import Counter
 from dataclasses import dataclass
-from itertools import chain, combinations
+from itertools import combinations
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models.query import RawQuerySet
 
 from memory import text as textmod
 from memory.models import Memory
+
+if TYPE_CHECKING:
+    import numpy as np
 
 COMPANY_BOOST = 1
 # Company names are matched as runs of up to this many words in the query.
@@ -277,36 +280,39 @@ def search_many(
             holding.setdefault(word, []).append(place)
         if key in of_company:
             of_company[key].append(place)
-    split = per_side and company_key is not None
+    # Counted in numpy (imported here: a basic-mode start-up never loads it): a long
+    # posting's thirty pieces each score most of a large scope.
+    import numpy as np
+
+    places = {word: np.array(at, dtype=np.int64) for word, at in holding.items()}
+    named_places = {key: np.array(at, dtype=np.int64) for key, at in of_company.items()}
+    if per_side and company_key is not None:
+        unscoped = np.array([key is None for _, _, key in found], dtype=bool)
+        sides = [~unscoped, unscoped]
+    else:
+        sides = [np.ones(len(found), dtype=bool)]
     results = []
     for tokens, keys in zip(asked, named, strict=True):
-        counts = Counter(chain.from_iterable(holding.get(w, ()) for w in tokens))
-        counts.update({place: COMPANY_BOOST for k in keys for place in of_company.get(k, ())})
-        if split:
-            unscoped = Counter({p: n for p, n in counts.items() if found[p][2] is None})
-            sides = [counts - unscoped, unscoped]
-        else:
-            sides = [counts]
-        # Best score first, then the earlier place (the more recently seen, the higher id).
-        best = sorted(hit for side in sides for hit in _best(side, limit))
+        counts = np.zeros(len(found), dtype=np.int64)
+        for word in tokens:
+            if word in places:
+                counts[places[word]] += 1
+        for key in keys:
+            counts[named_places[key]] += COMPANY_BOOST
+        best = sorted(hit for side in sides for hit in _best(counts, side, limit))
         results.append([Hit(found[place][0], float(-n)) for n, place in best])
     return results
 
 
-def _best(counts: Counter, limit: int) -> list[tuple[int, int]]:
-    """The top ``limit`` (negated score, place) pairs of ``counts``, best first."""
-    floor = _floor(counts, limit)
-    return sorted((-n, place) for place, n in counts.items() if n >= floor)[:limit]
-
-
-def _floor(counts: Counter, limit: int) -> int:
-    """The lowest score among the top ``limit``: only facts scoring at least this are sorted."""
-    taken = 0
-    for score, facts in sorted(Counter(counts.values()).items(), reverse=True):
-        taken += facts
-        if taken >= limit:
-            return score
-    return 0
+def _best(counts: "np.ndarray", side: "np.ndarray", limit: int) -> list[tuple[int, int]]:
+    """The top ``limit`` (negated score, place) pairs among the scoring places of ``side``:
+    best score first, then the earlier place (the more recently seen, the higher id)."""
+    at = (side & (counts > 0)).nonzero()[0]
+    if len(at) > limit:
+        # One key for both: a higher score, then a lower place.
+        key = counts[at] * (len(counts) + 1) - at
+        at = at[(-key).argpartition(limit - 1)[:limit]]
+    return sorted((-int(counts[place]), int(place)) for place in at)
 
 
 def index_missing() -> str | None:
