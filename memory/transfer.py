@@ -62,6 +62,8 @@ def import_facts(
             batch = []
     if batch:
         _import_batch(batch, report, actor)
+    if report.created:
+        refresh_statistics()
     return report
 
 
@@ -220,6 +222,7 @@ def restore_facts(*, records: Iterable[tuple[int, Any]]) -> int:
         Memory.all_objects.bulk_create(rows, batch_size=1000)
         _reset_sequence()
     index_on_commit([m.pk for m in rows if m.deleted_at is None])
+    refresh_statistics()
     return len(rows)
 
 
@@ -289,3 +292,13 @@ def _reset_sequence() -> None:
     with connection.cursor() as cursor:
         for sql in connection.ops.sequence_reset_sql(no_style(), [Memory]):
             cursor.execute(sql)
+
+
+def refresh_statistics() -> None:
+    """PostgreSQL's planner statistics of the ledger, after a bulk load: until autovacuum
+    gets to them (or forever, where it is off), the planner takes ``deleted_at IS NULL`` for
+    a few rows and reads a whole 100k ledger through that index to fetch a hundred facts by
+    id (docs/operations.md)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {Memory._meta.db_table}")

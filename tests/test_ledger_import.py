@@ -264,6 +264,34 @@ def _export_of(*facts: dict) -> list[tuple[int, dict]]:
 GONE = {"deleted_at": "2026-01-03T00:00:00+00:00", "delete_reason": "newer", "deleted_by": "cli"}
 
 
+def _planner_rows(*, forget: bool = False) -> float:
+    with connection.cursor() as cursor:
+        if forget:  # as a freshly created table has it
+            cursor.execute("UPDATE pg_class SET reltuples = -1 WHERE relname = 'memories'")
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'memories'")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner statistics")
+def test_an_import_leaves_the_planner_statistics_of_what_it_loaded():
+    # Without them the planner takes "deleted_at IS NULL" for a few rows and fetches facts by
+    # id through that index over the whole ledger (docs/operations.md).
+    assert _planner_rows(forget=True) == -1
+    assert _import(*({"text": f"Imported fact number {n}"} for n in range(40))).created == 40
+    assert _planner_rows() == Memory.all_objects.count() == 40
+
+    _planner_rows(forget=True)
+    _import({"text": "Imported fact number 1"})  # a touch only: nothing new to count
+    assert _planner_rows() == -1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner statistics")
+def test_a_restore_leaves_the_planner_statistics_of_what_it_loaded():
+    _planner_rows(forget=True)
+    services.restore_facts(records=_export_of({"id": 1, "text": "Prefers remote"}))
+    assert _planner_rows() == 1
+
+
 def test_restore_loads_a_real_chain():
     records = _export_of(
         {"id": 1, "text": "Prefers hybrid", **GONE},
