@@ -240,7 +240,7 @@ def search_many(
 ) -> list[list[Hit]]:
     """``search`` for each query (hits without their rows), from one read of the live facts
     in scope holding any of their words: a posting's sentences share most of their words, so
-    one read and a count in Python replace a ranking query per sentence. ``per_side`` (with a
+    one read and a count per query replace a ranking query per sentence. ``per_side`` (with a
     company) gives each query the company's best ``limit`` and the unscoped best ``limit``,
     in one list, best first."""
     asked = [textmod.tokens(q)[: textmod.MAX_QUERY_TOKENS] for q in queries]
