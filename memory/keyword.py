@@ -242,7 +242,7 @@ def search_many(
     in scope holding any of their words: a posting's sentences share most of their words, so
     one read and a count per query replace a ranking query per sentence. ``per_side`` (with a
     company) gives each query the company's best ``limit`` and the unscoped best ``limit``,
-    in one list, best first."""
+    in one list, best first (a tie between the two sides to the company's fact)."""
     asked = [textmod.tokens(q)[: textmod.MAX_QUERY_TOKENS] for q in queries]
     named = _named_many(queries, company_key)
     wanted = {w for tokens in asked for w in tokens}
@@ -262,16 +262,25 @@ def search_many(
     if companies:
         held.append(f"m.company_key IN {_in_list(companies)}")
         params += companies
-    scope_sql, scope_params = scope_filter(company_key)
-    # In recall's tie-break order, so a fact's place in the list breaks a tie in its score.
+    split = per_side and company_key is not None
+    # In recall's tie-break order, so a fact's place in the list breaks a tie in its score;
+    # split, each side in its own order, the company's first: two ranges of the live-company
+    # index, where one read of the scope sorts it whole (docs/keyword-recall.md).
+    scopes = [scope_filter(company_key)]
+    if split:
+        scopes = [(" AND m.company_key = %s", [company_key]), (" AND m.company_key IS NULL", [])]
+    found: list[tuple] = []
+    read_so_far: list[int] = []
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT m.id, m.terms, m.company_key FROM memories m"
-            f" WHERE m.deleted_at IS NULL AND ({' OR '.join(held)}){scope_sql}"
-            " ORDER BY m.last_seen_at DESC, m.id DESC",
-            [*params, *scope_params],
-        )
-        found = cursor.fetchall()
+        for scope_sql, scope_params in scopes:
+            cursor.execute(
+                "SELECT m.id, m.terms, m.company_key FROM memories m"
+                f" WHERE m.deleted_at IS NULL AND ({' OR '.join(held)}){scope_sql}"
+                " ORDER BY m.last_seen_at DESC, m.id DESC",
+                [*params, *scope_params],
+            )
+            found += cursor.fetchall()
+            read_so_far.append(len(found))
     holding: dict[str, list[int]] = {}
     # Only the companies a query names earn a point: the rest of the scope needs no list.
     of_company: dict[str, list[int]] = {key: [] for key in companies}
@@ -286,9 +295,9 @@ def search_many(
 
     places = {word: np.array(at, dtype=np.int64) for word, at in holding.items()}
     named_places = {key: np.array(at, dtype=np.int64) for key, at in of_company.items()}
-    if per_side and company_key is not None:
-        unscoped = np.array([key is None for _, _, key in found], dtype=bool)
-        sides = [~unscoped, unscoped]
+    if split:
+        company = np.arange(len(found)) < read_so_far[0]
+        sides = [company, ~company]
     else:
         sides = [np.ones(len(found), dtype=bool)]
     results = []

@@ -154,12 +154,13 @@ def reference(random_ledger) -> Callable[[str, str | None, int], list[tuple[int,
         return [(pk, float(score)) for score, _, pk in ranked[:limit]]
 
     def by_side(query: str, company: str, limit: int) -> list[tuple[int, float]]:
-        # The company's best ``limit`` and the unscoped best ``limit``, merged in rank order.
-        seen = {pk: last_seen for pk, _, last_seen, _ in facts}
-        both = rank(query, company, limit, unscoped=False) + rank(
-            query, company, limit, unscoped=True
-        )
-        return sorted(both, key=lambda hit: (hit[1], seen[hit[0]], hit[0]), reverse=True)
+        # The company's best ``limit`` and the unscoped best ``limit``, merged by score; a tie
+        # between the sides goes to the company's fact, one within a side as ``rank`` breaks it.
+        company_side = rank(query, company, limit, unscoped=False)
+        unscoped_side = rank(query, company, limit, unscoped=True)
+        order = {pk: n for n, (pk, _) in enumerate(company_side + unscoped_side)}
+        merged = company_side + unscoped_side
+        return sorted(merged, key=lambda hit: (-hit[1], order[hit[0]]))
 
     rank.by_side = by_side
     return rank
