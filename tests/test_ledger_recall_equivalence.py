@@ -156,10 +156,10 @@ def reference(random_ledger) -> Callable[[str, str | None, int], list[tuple[int,
     def by_side(query: str, company: str, limit: int) -> list[tuple[int, float]]:
         # The company's best ``limit`` and the unscoped best ``limit``, merged by score; a tie
         # between the sides goes to the company's fact, one within a side as ``rank`` breaks it.
-        company_side = rank(query, company, limit, unscoped=False)
-        unscoped_side = rank(query, company, limit, unscoped=True)
-        order = {pk: n for n, (pk, _) in enumerate(company_side + unscoped_side)}
-        merged = company_side + unscoped_side
+        merged = rank(query, company, limit, unscoped=False) + rank(
+            query, company, limit, unscoped=True
+        )
+        order = {pk: n for n, (pk, _) in enumerate(merged)}
         return sorted(merged, key=lambda hit: (-hit[1], order[hit[0]]))
 
     rank.by_side = by_side
