@@ -65,20 +65,20 @@ def nearest_many(
     if not vectors:
         return []
     # mem0's store searches one vector a call: forty round trips for a posting's forty pieces.
-    nearest = sql.SQL(
+    scan = sql.SQL(
         "SELECT vector <=> q.v AS distance, payload->'ledger_id' AS ledger_id FROM {}"
         " WHERE payload->>'user_id' = %s{} ORDER BY distance LIMIT %s"
     )
     table = sql.Identifier(client.config.collection)
     if company_key is None:
-        scans = [nearest.format(table, sql.SQL(""))]
+        scans = [scan.format(table, sql.SQL(""))]
         params: list = [MEM0_USER, depth]
     elif per_side:
         side = sql.SQL(" AND payload->>'company' = %s")
-        scans = [sql.SQL("({})").format(nearest.format(table, side))] * 2
+        scans = [sql.SQL("({})").format(scan.format(table, side))] * 2
         params = [MEM0_USER, company_key, depth, MEM0_USER, GLOBAL_SENTINEL, depth]
     else:
-        scans = [nearest.format(table, sql.SQL(" AND payload->>'company' = ANY(%s)"))]
+        scans = [scan.format(table, sql.SQL(" AND payload->>'company' = ANY(%s)"))]
         params = [MEM0_USER, [company_key, GLOBAL_SENTINEL], depth]
     asked = sql.SQL(", ").join([sql.SQL("(%s, %s::vector)")] * len(vectors))
     query = sql.SQL(
