@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/context_bench.py [--prefeval ../shared/data/prefeval-dev]
         [--ledger sqlite|postgres] [--background 0] [--modes basic,mem0] [--shares 0.4]
+        [--markup plain|html|escaped]
 
 Decisions: bench/data/decisions.json (karani's own: one candidate's unscoped facts and facts on
 a dozen companies, 40 postings, each labelled with the facts that decide it). Per mode and
@@ -14,6 +15,8 @@ from the directory given, never copied here: each preference is a fact of its to
 topic), each question is sent as Subject(task=question, company=topic); R@1, R@5 (the
 preference in the 5-fact block), R@10 (a reranker's ceiling) and MRR@10, beside keyword-only
 and dense-only ranking.
+
+--markup html|escaped sends each description as job boards' APIs deliver it (bench/markup.py).
 
 --background N adds N ledgergen facts (a third unscoped) before timing, and a second latency
 table with each description grown past 3,000 characters. Each dataset gets a fresh ledger
@@ -139,10 +142,19 @@ def decisions(args) -> None:
     postings = data["postings"]
     fields = ("company", "title", "role_category", "location", "remote", "salary", "description")
     subjects = [Subject(**{k: p[k] for k in fields}) for p in postings]
+    if args.markup != "plain":
+        from dataclasses import replace
+
+        from markup import as_html
+
+        escaped = args.markup == "escaped"
+        subjects = [
+            replace(s, description=as_html(s.description, escaped=escaped)) for s in subjects
+        ]
     print(
         f"decision set: {len(facts)} facts ({sum(f['company'] is None for f in facts)} "
         f"unscoped), {len(postings)} postings, {sum(len(p['deciding']) for p in postings)} "
-        "deciding facts",
+        f"deciding facts; descriptions as {args.markup}",
         flush=True,
     )
     if args.background:
@@ -325,6 +337,12 @@ def main() -> None:
     parser.add_argument("--modes", default="basic,mem0")
     parser.add_argument("--shares", default="0.4", help="company shares to compare, e.g. 0.2,0.4")
     parser.add_argument("--part", choices=("all", "decisions", "prefeval"), default="all")
+    parser.add_argument(
+        "--markup",
+        choices=("plain", "html", "escaped"),
+        default="plain",
+        help="descriptions as written, as one line of HTML, or as entity-escaped HTML",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list the misses")
     args = parser.parse_args()
     if args.part == "all":

@@ -1,6 +1,7 @@
 """How a posting (or an agent's task) becomes recall: one short query per field and per
 sentence, each remembering where it came from, so a fact can say what brought it."""
 
+import html
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -14,6 +15,11 @@ MAX_PIECES = 40
 MIN_PIECE_TOKENS = 3
 # Sentence ends, bullets and blank lines split a description into pieces.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|\s+[-*\u2022]\s+")
+# The marker of a bullet that opens a line.
+_BULLET = re.compile(r"^\s*[-*\u2022]\s+")
+# A closing tag or a line break marks a text as HTML; "<5 years" or "<3" alone does not.
+_MARKUP = re.compile(r"</[a-z][a-z0-9]*\s*>|<br\s*/?>", re.IGNORECASE)
+_ESCAPED_MARKUP = re.compile(r"&lt;/[a-z][a-z0-9]*\s*&gt;|&lt;br\s*/?&gt;", re.IGNORECASE)
 
 
 class PostingLike(Protocol):
@@ -36,9 +42,23 @@ class Piece:
     source: str
 
 
+def plain(text: str) -> str:
+    """``text`` as plain lines: HTML (or entity-escaped HTML, as some job boards' APIs send a
+    description) becomes its text with each paragraph, heading and list item on a line of
+    its own; anything else is returned as it is."""
+    if not _MARKUP.search(text):
+        if not _ESCAPED_MARKUP.search(text):
+            return text
+        text = html.unescape(text)
+    import html_text  # lxml-backed; only a description with markup needs it
+
+    return html_text.extract_text(text, guess_layout=True)
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences and bullets of ``text``, whitespace collapsed, in order."""
-    return [s for s in (collapse(p) for p in _SENTENCE.split(text)) if s]
+    """The sentences and bullets of ``text`` (HTML read as text), whitespace collapsed, in
+    order."""
+    return [s for s in (collapse(_BULLET.sub("", p)) for p in _SENTENCE.split(plain(text))) if s]
 
 
 def _clip(text: str) -> str:

@@ -1,6 +1,8 @@
 """The working-context builder: the whole posting as recall, a share of the block for each
 side, a reason on every fact, never more than 10 facts, and the fallback invariant."""
 
+from dataclasses import replace
+
 import pytest
 from semantic_support import *  # noqa: F403  (fixtures)
 from semantic_support import closed_port
@@ -57,6 +59,68 @@ def test_a_posting_becomes_one_query_per_field_and_sentence_without_the_company_
     assert all("Northwind" not in q for q in described)
     assert "About us" not in described
     assert len(made) <= pieces.MAX_PIECES
+
+
+HTML_DESCRIPTION = (
+    "<h3><strong>About us</strong></h3><p>Northwind Robotics builds warehouse robots.</p>"
+    "<h3>The role</h3><p>The fleet platform group keeps a round-the-clock pager for production "
+    "incidents.<br>Our services are written in Go and run on Kubernetes.</p><ul>"
+    "<li>Own the fleet&#39;s deploy pipeline &amp; its alerts</li>"
+    "<li>Lead the follow-up reviews after incidents</li></ul>"
+    "<p>We are unable to support visa petitions or status transfers for this position.</p>"
+)
+PLAIN_DESCRIPTION = (
+    "About us\nNorthwind Robotics builds warehouse robots.\n\nThe role\n"
+    "The fleet platform group keeps a round-the-clock pager for production incidents.\n"
+    "Our services are written in Go and run on Kubernetes.\n"
+    "- Own the fleet's deploy pipeline & its alerts\n"
+    "- Lead the follow-up reviews after incidents\n\n"
+    "We are unable to support visa petitions or status transfers for this position."
+)
+
+
+@pytest.mark.parametrize("escaped", [False, True], ids=["html", "entity-escaped html"])
+@pytest.mark.django_db
+def test_an_html_description_gives_the_pieces_of_its_text(escaped):
+    import html
+
+    markup = html.escape(HTML_DESCRIPTION) if escaped else HTML_DESCRIPTION
+    from_html = pieces.pieces(replace(POSTING, description=markup))
+    from_text = pieces.pieces(replace(POSTING, description=PLAIN_DESCRIPTION))
+
+    assert [p.query for p in from_html] == [p.query for p in from_text]
+    described = [p.query for p in from_html if p.field == "description"]
+    # Each list item is its own piece, with no tag or entity left in any.
+    assert "Own the fleet's deploy pipeline & its alerts" in described
+    assert not any(c in q for q in described for c in "<>;")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pay: <$200k for this band.\nOn call <1 week in 6.",
+        "We use <b> and <i> in our templating DSL.",
+        "R&amp;D team; AT&T alumni welcome.",
+    ],
+)
+def test_a_plain_description_with_angle_brackets_or_entities_is_read_as_it_is(text):
+    assert pieces.plain(text) == text
+
+
+@pytest.mark.django_db
+def test_every_item_of_an_html_list_reaches_recall(settings):
+    settings.KARANI_MEMORY = "basic"
+    travel = memory.remember(text="I will not travel to customer sites for installs").id
+    items = [f"Maintain internal service number {n} of the robot fleet" for n in range(12)]
+    items.append("Travel to customer sites in Wyoming for installs")
+    listed = "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+
+    found = context.select(replace(POSTING, description=listed)).facts
+
+    assert travel in [f.id for f in found]
+    assert next(f.why for f in found if f.id == travel) == (
+        "your fact; matches 'travel', 'customer', 'sites'"
+    )
 
 
 @pytest.mark.django_db
