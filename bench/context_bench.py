@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/context_bench.py [--prefeval ../shared/data/prefeval-dev]
         [--ledger sqlite|postgres] [--background 0] [--modes basic,mem0] [--shares 0.4]
-        [--markup plain|html|escaped]
+        [--late CHARS] [--markup plain|html|escaped]
 
 Decisions: bench/data/decisions.json (karani's own: one candidate's unscoped facts and facts on
 a dozen companies, 40 postings, each labelled with the facts that decide it). Per mode and
@@ -16,7 +16,9 @@ topic), each question is sent as Subject(task=question, company=topic); R@1, R@5
 preference in the 5-fact block), R@10 (a reranker's ceiling) and MRR@10, beside keyword-only
 and dense-only ranking.
 
---markup html|escaped sends each description as job boards' APIs deliver it (bench/markup.py).
+--late CHARS puts other postings' descriptions before each one's until it is CHARS long, so
+its deciding sentences come late. --markup html|escaped sends each description as job boards'
+APIs deliver it (bench/markup.py).
 
 --background N adds N ledgergen facts (a third unscoped) before timing, and a second latency
 table with each description grown past 3,000 characters. Each dataset gets a fresh ledger
@@ -142,6 +144,8 @@ def decisions(args) -> None:
     postings = data["postings"]
     fields = ("company", "title", "role_category", "location", "remote", "salary", "description")
     subjects = [Subject(**{k: p[k] for k in fields}) for p in postings]
+    if args.late:
+        subjects = _late(subjects, args.late)
     if args.markup != "plain":
         from dataclasses import replace
 
@@ -154,7 +158,8 @@ def decisions(args) -> None:
     print(
         f"decision set: {len(facts)} facts ({sum(f['company'] is None for f in facts)} "
         f"unscoped), {len(postings)} postings, {sum(len(p['deciding']) for p in postings)} "
-        f"deciding facts; descriptions as {args.markup}",
+        f"deciding facts; descriptions as {args.markup}"
+        + (f", each after others' to {args.late} characters" if args.late else ""),
         flush=True,
     )
     if args.background:
@@ -213,6 +218,21 @@ def decisions(args) -> None:
     )
     if args.background:
         _long_latency(args, subjects)
+
+
+def _late(subjects: list, chars: int) -> list:
+    """Each posting with the following postings' descriptions put before its own until the
+    whole is at least ``chars`` long: a long posting whose deciding sentences come late."""
+    from dataclasses import replace
+
+    grown = []
+    for i, s in enumerate(subjects):
+        before, j = "", i + 1
+        while len(before) + len(s.description) < chars:
+            before += subjects[j % len(subjects)].description + "\n\n"
+            j += 1
+        grown.append(replace(s, description=before + s.description))
+    return grown
 
 
 def _long_latency(args, subjects: list) -> None:
@@ -337,6 +357,13 @@ def main() -> None:
     parser.add_argument("--modes", default="basic,mem0")
     parser.add_argument("--shares", default="0.4", help="company shares to compare, e.g. 0.2,0.4")
     parser.add_argument("--part", choices=("all", "decisions", "prefeval"), default="all")
+    parser.add_argument(
+        "--late",
+        type=int,
+        default=0,
+        metavar="CHARS",
+        help="put other postings' descriptions before each one's until it is CHARS long",
+    )
     parser.add_argument(
         "--markup",
         choices=("plain", "html", "escaped"),

@@ -4,6 +4,7 @@ sentence, each remembering where it came from, so a fact can say what brought it
 import html
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Protocol
 
 from memory.selectors import collapse, tokens, words
@@ -11,6 +12,10 @@ from memory.selectors import collapse, tokens, words
 # Longer pieces blur what a sentence is about; more pieces cost one recall each.
 MAX_PIECE_CHARS = 300
 MAX_PIECES = 40
+# A description with more sentences than MAX_PIECES allows is read whole by letting
+# neighbouring sentences share a query up to this length (40 such queries read most of the
+# longest description a posting may have, 20,000 characters).
+MAX_SHARED_CHARS = 2 * MAX_PIECE_CHARS
 # A heading or a fragment ("Benefits", "About us") says too little to recall by.
 MIN_PIECE_TOKENS = 3
 # Sentence ends, bullets and blank lines split a description into pieces.
@@ -77,7 +82,7 @@ def _without_company(subject: PostingLike) -> re.Pattern | None:
 def pieces(subject: PostingLike) -> list[Piece]:
     """The subject's recall queries: title, location, pay, then each sentence of the task and
     the description, without the company's name; duplicates and fragments dropped, at most
-    MAX_PIECES."""
+    MAX_PIECES (neighbouring sentences of a long text sharing one)."""
     found: list[Piece] = []
     company = collapse(subject.company or "")
     title = collapse(" ".join(p for p in (subject.title, subject.role_category) if p))
@@ -105,7 +110,25 @@ def pieces(subject: PostingLike) -> list[Piece]:
         least = MIN_PIECE_TOKENS if piece.field == "description" else 1
         if len(tokens(query)) >= least:
             unique.setdefault(query.casefold(), Piece(query, piece.field, piece.source))
-    return list(unique.values())[:MAX_PIECES]
+    return _fitted(list(unique.values()))[:MAX_PIECES]
+
+
+def _fitted(found: list[Piece]) -> list[Piece]:
+    """``found`` in at most MAX_PIECES queries where it can be: while there are too many, the
+    two neighbouring sentences of one text that are shortest together become one query."""
+    found = list(found)
+    while len(found) > MAX_PIECES:
+        pairs = [
+            (len(a.query) + len(b.query), i)
+            for i, (a, b) in enumerate(pairwise(found))
+            if a.field == b.field and a.field in ("task", "description")
+        ]
+        size, i = min(pairs, default=(0, -1))
+        if i < 0 or size >= MAX_SHARED_CHARS:
+            break
+        a, b = found[i], found[i + 1]
+        found[i : i + 2] = [Piece(f"{a.query} {b.query}", a.field, f"{a.source} {b.source}")]
+    return found
 
 
 def matched_words(fact: str, piece: Piece, *, most: int = 3) -> list[str]:

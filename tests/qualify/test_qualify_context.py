@@ -123,6 +123,40 @@ def test_every_item_of_an_html_list_reaches_recall(settings):
     )
 
 
+def _long_description(sentences: int, last: str) -> str:
+    filler = [
+        f"Our team number {n} ships service {n} to customers in region {n}."
+        for n in range(sentences)
+    ]
+    return " ".join([*filler, last])
+
+
+@pytest.mark.django_db
+def test_a_long_description_is_read_to_its_end_in_at_most_the_cap_of_queries():
+    last = "This position requires relocation to our Denver headquarters."
+    long = replace(POSTING, description=_long_description(90, last))
+
+    made = pieces.pieces(long)
+
+    assert len(made) == pieces.MAX_PIECES
+    described = [p for p in made if p.field == "description"]
+    assert described[-1].query.endswith(last)
+    assert all(len(p.query) <= pieces.MAX_SHARED_CHARS for p in described)
+    # Neighbouring sentences share a query; none is lost or repeated.
+    assert " ".join(p.query for p in described) == long.description
+
+
+@pytest.mark.django_db
+def test_a_fact_only_the_end_of_a_long_posting_bears_on_is_in_the_block(settings):
+    settings.KARANI_MEMORY = "basic"
+    relocation = memory.remember(text="I will not accept relocation away from Boston").id
+    last = "This position requires relocation to our Denver headquarters."
+
+    found = context.select(replace(POSTING, description=_long_description(90, last))).facts
+
+    assert relocation in [f.id for f in found]
+
+
 @pytest.mark.django_db
 def test_each_side_gets_its_share_of_the_block(settings):
     settings.KARANI_MEMORY = "basic"
