@@ -89,11 +89,21 @@ def new_block(subject, limit: int = BLOCK) -> list:
     return [f.id for f in context.select(subject, limit=limit).facts]
 
 
+def cold_block(subject, limit: int = BLOCK) -> list:
+    """The new block with no query vector kept from an earlier posting (semantic mode)."""
+    from memory.semantic import encoder
+
+    encoder.forget_queries()
+    return new_block(subject, limit)
+
+
 def per_piece_block(subject, limit: int = BLOCK) -> list:
     """The new block with one ranking read per piece, as before the batched reads: a keyword
-    read each (keyword mode), or a vector search each (semantic mode)."""
+    read each (keyword mode), or a vector search each (semantic mode), no vector kept."""
     from memory import keyword
-    from memory.semantic import search
+    from memory.semantic import encoder, search
+
+    encoder.forget_queries()
 
     batched = keyword.search_many, search.nearest_many
 
@@ -113,11 +123,17 @@ def per_piece_block(subject, limit: int = BLOCK) -> list:
 BUILDERS = {
     "seed (company+title+role, one list)": seed_block,
     "new (pieces + shares)": new_block,
+    "new, no query vector kept": cold_block,
     "new, a query per piece": per_piece_block,
 }
 
 
 def _timed(build, subjects: list) -> tuple[list[list[int]], list[float]]:
+    """Blocks and times for the postings in order, as a batch runs: the new builder keeps the
+    query vectors of the sentences it meets, so it starts with none kept."""
+    from memory.semantic import encoder
+
+    encoder.forget_queries()
     blocks, times = [], []
     for i, subject in enumerate(subjects * 2 if len(subjects) < 30 else subjects):
         t0 = time.perf_counter()

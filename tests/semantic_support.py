@@ -80,9 +80,11 @@ def vector_database() -> Iterator[str]:
 @pytest.fixture
 def mem0_mode(settings, vector_database: str) -> Iterator[str]:
     """KARANI_MEMORY=mem0 on a fresh collection of the test database; yields the collection."""
-    from memory.semantic import client
+    from memory.semantic import client, encoder
     from memory.semantic.breaker import breaker
 
+    # Each test starts cold: no query vector kept from another test's sentences.
+    encoder.forget_queries()
     collection = f"t_{uuid.uuid4().hex[:12]}"
     settings.KARANI_MEMORY = "mem0"
     settings.KARANI_VECTOR_DSN = vector_database

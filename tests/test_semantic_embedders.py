@@ -85,6 +85,58 @@ def test_a_postings_pieces_in_several_passes_keep_their_order_and_vectors(mem0_m
 
 
 @pytest.mark.one_pass
+def test_a_sentence_met_in_an_earlier_posting_is_not_encoded_again(mem0_mode, monkeypatch):
+    from memory.semantic import client, encoder
+
+    loaded = client.get()
+    encoded: list[list[str]] = []
+    batch = encoder._batch
+
+    def observed(c, which, texts, per_pass=0):
+        encoded.append(list(texts))
+        return batch(c, which, texts, per_pass)
+
+    monkeypatch.setattr(encoder, "_batch", observed)
+    about, benefits = "We build warehouse robots in Somerville.", "We offer dental cover."
+    first = encoder.embed_queries(loaded, [about, QUESTION, benefits, about])
+    second = encoder.embed_queries(loaded, [benefits, "You will join the pager rotation.", about])
+
+    assert encoded == [[about, QUESTION, benefits], ["You will join the pager rotation."]]
+    assert second[0] is first[2] and second[2] is first[0] is first[3]
+    with pytest.raises(ValueError):
+        second[0][0] = 1.0  # shared by every caller: read-only
+    own = encoder.local_model(loaded).encode([about, QUESTION, benefits])
+    cosines = np.sum(np.asarray(first[:3]) * own, axis=1) / (
+        np.linalg.norm(own, axis=1) * np.linalg.norm(np.asarray(first[:3]), axis=1)
+    )
+    assert cosines.min() > 0.99, cosines
+
+
+@pytest.mark.one_pass
+def test_only_the_most_recent_query_vectors_are_kept(mem0_mode, monkeypatch):
+    from memory.semantic import client, encoder
+
+    loaded = client.get()
+    monkeypatch.setattr(encoder, "KEPT_QUERY_VECTORS", 2)
+    encoder.embed_queries(loaded, ["one sentence here", "two sentences here"])
+    encoder.embed_queries(loaded, ["one sentence here"])  # now the most recent
+    encoder.embed_queries(loaded, ["three sentences here"])  # drops "two"
+    encoded: list[list[str]] = []
+    batch = encoder._batch
+    monkeypatch.setattr(
+        encoder,
+        "_batch",
+        lambda c, w, texts, n=0: encoded.append(list(texts)) or batch(c, w, texts, n),
+    )
+
+    encoder.embed_queries(
+        loaded, ["one sentence here", "two sentences here", "three sentences here"]
+    )
+
+    assert encoded == [["two sentences here"]]
+
+
+@pytest.mark.one_pass
 def test_an_endpoint_gets_each_sides_prefix_and_model_name(mem0_mode, settings):
     from memory.semantic import client
 
@@ -107,11 +159,18 @@ def test_an_endpoint_gets_each_sides_prefix_and_model_name(mem0_mode, settings):
         written = sent()
         result = selectors.recall(query=QUESTION)
         asked = sent()
+        pieces = ["the role is on call", "we sponsor visas"]
+        for _ in range(2):
+            selectors.recall_many(queries=pieces, company=None, limit=5)
+        asked_twice = sent()
     finally:
         server.close()
 
     assert written == [("bge-small-docs", [FACT])]
     assert asked == [("bge-small", ["Represent this sentence for searching: " + QUESTION])]
+    # An endpoint's query vectors are not kept: its model may change behind the same name.
+    prefixed = ["Represent this sentence for searching: " + p for p in pieces]
+    assert asked_twice == [("bge-small", prefixed)] * 2
     assert Memory.objects.get(pk=fact.id).indexed_at is not None
     assert not result.fallback and result.results[0].id == fact.id
 

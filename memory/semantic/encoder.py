@@ -5,6 +5,7 @@ for one text without its batch machinery (tests/test_semantic_encoder.py).
 
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -101,11 +102,50 @@ def passages(client: Client, texts: list[str]) -> Any:
     return _batch(client, PASSAGE, texts)
 
 
+# A posting's sentences recur: its company's "About us", benefits and equal-opportunity text in
+# each of its postings, and the whole posting when its block is asked for again. The local
+# model's query vectors are kept for the most recent texts (an endpoint's are not: its model
+# may change behind the same name).
+KEPT_QUERY_VECTORS = 4096
+_kept: "weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str], Any]]" = (
+    weakref.WeakKeyDictionary()
+)
+_kept_lock = threading.Lock()
+
+
 def embed_queries(client: Client, texts: list[str]) -> list[Any]:
     """Several questions at once on the query side (a posting's pieces), refused like
-    ``embed_query`` when the index was built by another embedder."""
+    ``embed_query`` when the index was built by another embedder. The local model encodes
+    only the texts whose vectors are not kept from an earlier call."""
     identity.check(client)
-    return list(_batch(client, QUERY, texts, QUERIES_PER_PASS))
+    model = local_model(client)
+    if model is None:
+        return list(_batch(client, QUERY, texts, QUERIES_PER_PASS))
+    prefix = side(client.config, QUERY).prefix
+    with _kept_lock:
+        kept = _kept.setdefault(model, OrderedDict())
+        found = {t: kept[(prefix, t)] for t in texts if (prefix, t) in kept}
+        for text in found:
+            kept.move_to_end((prefix, text))
+    missing = [t for t in dict.fromkeys(texts) if t not in found]
+    if missing:
+        vectors = _batch(client, QUERY, missing, QUERIES_PER_PASS)
+        with _kept_lock:
+            for text, vector in zip(missing, vectors, strict=True):
+                # A row of its own (not a view keeping the batch alive), shared by callers, so
+                # none may change it.
+                own = vector.copy()
+                own.setflags(write=False)
+                found[text] = kept[(prefix, text)] = own
+            while len(kept) > KEPT_QUERY_VECTORS:
+                kept.popitem(last=False)
+    return [found[t] for t in texts]
+
+
+def forget_queries() -> None:
+    """Drop every kept query vector (tests and benches measure a cold start with it)."""
+    with _kept_lock:
+        _kept.clear()
 
 
 def embed_passages(client: Client, texts: list[str]) -> Any:
