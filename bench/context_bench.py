@@ -128,6 +128,11 @@ BUILDERS = {
 }
 
 
+def _builders(mode: str) -> dict:
+    # Only semantic mode keeps query vectors.
+    return {n: b for n, b in BUILDERS.items() if mode == "mem0" or b is not cold_block}
+
+
 def _timed(build, subjects: list) -> tuple[list[list[int]], list[float]]:
     """Blocks and times for the postings in order, as a batch runs: the new builder keeps the
     query vectors of the sentences it meets, so it starts with none kept."""
@@ -186,7 +191,7 @@ def decisions(args) -> None:
         settings.KARANI_MEMORY = mode
         for share in [float(s) for s in args.shares.split(",")]:
             settings.KARANI_CONTEXT_COMPANY_SHARE = share
-            for name, build in BUILDERS.items():
+            for name, build in _builders(mode).items():
                 if name.startswith("seed") and share != float(args.shares.split(",")[0]):
                     continue
                 blocks, times = _timed(build, subjects)
@@ -268,7 +273,7 @@ def _long_latency(args, subjects: list) -> None:
     rows = []
     for mode in args.modes.split(","):
         settings.KARANI_MEMORY = mode
-        for name, build in BUILDERS.items():
+        for name, build in _builders(mode).items():
             _, times = _timed(build, long)
             rows.append(
                 [
