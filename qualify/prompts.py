@@ -7,6 +7,7 @@ from typing import Any
 
 from qualify.context import ContextFact
 from qualify.models import Posting, Profile
+from qualify.pieces import plain
 from qualify.verdict import VERDICT_SCHEMA
 
 PRE_MEMORY = "qualify-v1"
@@ -100,8 +101,10 @@ def render_posting(posting: Posting) -> str:
         lines.append(f"Pay: {posting.salary}")
     if posting.dealbreakers:
         lines.append("Dealbreakers stated in the posting: " + "; ".join(posting.dealbreakers))
-    if posting.description.strip():
-        lines.append("Description:\n" + posting.description.strip()[:6000])
+    # An HTML description is shown as its text: markup would spend the model's budget on tags.
+    description = plain(posting.description).strip()
+    if description:
+        lines.append("Description:\n" + description[:6000])
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 so one mistaken judgement cannot become a remembered "fact" (docs/qualify.md)."""
 
 from qualify.models import Posting, Profile, Verdict
+from qualify.pieces import plain
 
 CRITERIA = ("remote_ok", "salary_ok", "on_call_ok")
 MAX_FACT_CHARS = 400
@@ -15,7 +16,8 @@ def quoted_dealbreakers(hits: list[str], *, posting: Posting, profile: Profile |
     """Each hit as the posting or profile words it: a stated dealbreaker it names (or that
     names it), else the hit itself when the posting's text contains it; other hits drop."""
     stated = [*posting.dealbreakers, *(profile.dealbreakers if profile else [])]
-    fields = (posting.title, posting.location, posting.salary, posting.description, posting.remote)
+    description = plain(posting.description)
+    fields = (posting.title, posting.location, posting.salary, description, posting.remote)
     posting_text = _norm(" ".join(fields))
     quotes: list[str] = []
     for hit in hits:

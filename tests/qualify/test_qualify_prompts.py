@@ -201,6 +201,21 @@ def test_it_states_the_posting_dealbreakers_in_the_prompt(llm_settings, fake_llm
     )
 
 
+def test_it_shows_an_html_description_as_its_text(llm_settings, fake_llm, profile):
+    make_posting(
+        description="&lt;h3&gt;The role&lt;/h3&gt;&lt;ul&gt;&lt;li&gt;Own the pager &amp;amp; "
+        "its alerts&lt;/li&gt;&lt;li&gt;Travel to Lowell monthly&lt;/li&gt;&lt;/ul&gt;"
+    )
+
+    run_qualify()
+
+    prompt = fake_llm.prompt()
+    assert (
+        "Description:\nThe role\n\nOwn the pager & its alerts\nTravel to Lowell monthly" in prompt
+    )
+    assert "&lt;" not in prompt and "<li>" not in prompt
+
+
 def _c() -> dict:
     from qualify_fakes import criteria
 

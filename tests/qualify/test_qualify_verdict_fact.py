@@ -63,6 +63,18 @@ def test_it_keeps_a_hit_found_in_the_posting_text_and_drops_invented_ones(
     assert "Python" not in text and "Remember" not in text
 
 
+def test_it_finds_a_hit_in_an_html_description_as_its_text(llm_settings, fake_llm, profile):
+    make_posting(
+        description="<p>You will be <strong>on call</strong> 24/7 &amp; weekends.</p>"
+        "<ul><li>Travel to Lowell monthly</li></ul>"
+    )
+    fake_llm.default = criteria(dealbreakers_hit=["on call 24/7 & weekends"])
+
+    run_qualify()
+
+    assert _fact_text().endswith('; dealbreakers hit: "on call 24/7 & weekends"')
+
+
 def test_it_writes_no_prose_for_a_clean_qualification(llm_settings, fake_llm, profile):
     make_posting("Contoso", "Backend engineer")
     fake_llm.default = criteria(reasons="Great team, remote friendly, good pay")
