@@ -151,6 +151,24 @@ def test_post_takes_the_whole_posting_and_writes_nothing(ledger, reader):
     assert counts() == before and not Posting.all_objects.exists()
 
 
+def test_post_reads_a_description_in_html_as_its_text(ledger, reader):
+    # Read as words, the markup would bring facts that share a tag's or an entity's name.
+    amp = memory.remember(text="Northwind's AMP pages were div soup", company="Northwind").id
+    body = {
+        "company": "Northwind",
+        "title": "Senior SRE",
+        "description": '<div class="content"><h2>The role</h2><ul><li>Run our platform.</li>'
+        "<li>Join the weekly on-call pager &amp; its reviews</li></ul></div>",
+    }
+
+    response = reader.post("/api/context", body, format="json")
+
+    assert response.status_code == 200, response.content
+    why = {f["id"]: f["why"] for f in response.json()["facts"]}
+    assert why[ledger["oncall"]] == "company fact; matches 'weekly', 'call', 'pager'"
+    assert "'amp'" not in why.get(amp, ""), why
+
+
 def test_post_reads_the_remote_policy_as_written(ledger, reader):
     limit = memory.remember(text="Two office days a week is my limit", kind="preference")
     body = {"company": "Northwind", "title": "Senior SRE", "remote": "Hybrid (2 days)"}
