@@ -50,10 +50,10 @@ class Piece:
 def plain(text: str) -> str:
     """``text`` as plain lines: HTML (or entity-escaped HTML, as some job boards' APIs send a
     description) becomes its text with each paragraph, heading and list item on a line of
-    its own; anything else is returned as it is."""
+    its own; other text keeps its lines, its character references ("R&amp;D") read."""
     if not _MARKUP.search(text):
         if not _ESCAPED_MARKUP.search(text):
-            return text
+            return html.unescape(text) if "&" in text else text
         text = html.unescape(text)
     import html_text  # lxml-backed; only a description with markup needs it
 

@@ -99,12 +99,17 @@ def test_an_html_description_gives_the_pieces_of_its_text(escaped):
     "text",
     [
         "Pay: <$200k for this band.\nOn call <1 week in 6.",
-        "We use <b> and <i> in our templating DSL.",
-        "R&amp;D team; AT&T alumni welcome.",
+        "We use <b> and <i> in our templating DSL.\nAT&T alumni welcome.",
     ],
 )
-def test_a_plain_description_with_angle_brackets_or_entities_is_read_as_it_is(text):
+def test_a_plain_description_with_angle_brackets_is_read_as_it_is(text):
     assert pieces.plain(text) == text
+
+
+def test_a_plain_description_has_its_character_references_read():
+    text = "Our R&amp;D team&nbsp;pays &#36;150k.\n- Go &amp; Rust"
+
+    assert pieces.plain(text) == "Our R&D team\xa0pays $150k.\n- Go & Rust"
 
 
 @pytest.mark.django_db
