@@ -18,7 +18,7 @@ and dense-only ranking.
 
 --late CHARS puts other postings' descriptions before each one's until it is CHARS long, so
 its deciding sentences come late. --markup html|escaped sends each description as job boards'
-APIs deliver it (bench/markup.py).
+APIs deliver it (bench/posting_shapes.py).
 
 --background N adds N ledgergen facts (a third unscoped) before timing, and a second latency
 table with each description grown past 3,000 characters. Each dataset gets a fresh ledger
@@ -38,6 +38,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_context_bench_vectors")
 os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_context_bench_ledger")
+import posting_shapes  # noqa: E402
 import semantic_env  # noqa: E402
 
 DECISIONS = BENCH_DIR / "data" / "decisions.json"
@@ -166,16 +167,13 @@ def decisions(args) -> None:
     fields = ("company", "title", "role_category", "location", "remote", "salary", "description")
     subjects = [Subject(**{k: p[k] for k in fields}) for p in postings]
     if args.late:
-        subjects = _late(subjects, args.late)
+        subjects = posting_shapes.late(subjects, args.late)
     if args.markup != "plain":
         from dataclasses import replace
 
-        from markup import as_html
-
         escaped = args.markup == "escaped"
-        subjects = [
-            replace(s, description=as_html(s.description, escaped=escaped)) for s in subjects
-        ]
+        shaped = [posting_shapes.as_html(s.description, escaped=escaped) for s in subjects]
+        subjects = [replace(s, description=d) for s, d in zip(subjects, shaped, strict=True)]
     print(
         f"decision set: {len(facts)} facts ({sum(f['company'] is None for f in facts)} "
         f"unscoped), {len(postings)} postings, {sum(len(p['deciding']) for p in postings)} "
@@ -239,21 +237,6 @@ def decisions(args) -> None:
     )
     if args.background:
         _long_latency(args, subjects)
-
-
-def _late(subjects: list, chars: int) -> list:
-    """Each posting with the following postings' descriptions put before its own until the
-    whole is at least ``chars`` long: a long posting whose deciding sentences come late."""
-    from dataclasses import replace
-
-    grown = []
-    for i, s in enumerate(subjects):
-        before, j = "", i + 1
-        while len(before) + len(s.description) < chars:
-            before += subjects[j % len(subjects)].description + "\n\n"
-            j += 1
-        grown.append(replace(s, description=before + s.description))
-    return grown
 
 
 def _long_latency(args, subjects: list) -> None:
