@@ -148,14 +148,18 @@ class Candidate:
 
 
 def gather(
-    subject: Subject, *, per_piece: int = PER_PIECE, before: datetime | None = None
+    subject: Subject,
+    *,
+    per_piece: int = PER_PIECE,
+    before: datetime | None = None,
+    queries: list[Piece] | None = None,
 ) -> tuple[dict[int, Candidate], bool]:
-    """Every fact any piece of ``subject`` recalls (the company's and global ones, written
-    before ``before`` if given), scored by its best piece plus a share of its next best
-    (SECOND_SHARE), and whether recall fell back to keywords."""
+    """Every fact any piece of ``subject`` (``queries`` when already made) recalls (the
+    company's and global ones, written before ``before`` if given), scored by its best piece
+    plus a share of its next best (SECOND_SHARE), and whether recall fell back to keywords."""
     asked = per_piece if before is None else per_piece * AS_OF_OVERFETCH
     own = company_key(subject.company) if subject.company else None
-    queries = pieces(subject)
+    queries = pieces(subject) if queries is None else queries
     # Each side's own candidates: a ledger of many unscoped facts must not leave the company's
     # share without any, nor the other way round.
     lists, fallback = selectors.recall_many(
@@ -273,11 +277,12 @@ def select(
     """The facts for ``subject``, best first. Never raises: a memory outage must never stop
     a decision, so a failure gives an empty block and the reason."""
     mode = modes.current()
-    if mode == modes.OFF or not pieces(subject):
+    queries = pieces(subject) if mode != modes.OFF else []
+    if not queries:
         return Selection.none()
 
     def gather_facts() -> tuple[list[Candidate], bool]:
-        found, fallback = gather(subject, before=before)
+        found, fallback = gather(subject, before=before, queries=queries)
         return split_shares(found, fact_cap(limit)), fallback
 
     return _recall_safely(mode, gather_facts)
