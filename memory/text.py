@@ -17,14 +17,15 @@ _WORD = re.compile(r"\w+")
 
 # The stop-words English list (~1,250 words) is built for web text and drops words that carry
 # meaning in a job search: "on-call" would vanish entirely, "own the roadmap", "remote work",
-# "AI", "UK" and "Microsoft" would be unsearchable. These stay content words.
+# "AI", "UK", "Microsoft" and the Go language would be unsearchable. These stay content words
+# (a change here needs a migration that refills ``terms``, as 0015 did for "go").
 KEPT_WORDS = frozenset(
     {
         "ai", "ml", "qa", "hr", "uk", "net", "web", "website", "microsoft", "computer",
         "system", "test", "research", "call", "work", "worked", "working", "works", "own",
         "new", "first", "best", "full", "part", "high", "low", "home", "open", "free",
         "group", "front", "back", "end", "site", "year", "years", "state", "large", "small",
-        "big",
+        "big", "go",
     }
 )  # fmt: skip
 

@@ -250,7 +250,7 @@ def test_every_fact_says_why_it_is_there(settings):
     by_id = {f.id: f for f in context.select(POSTING, limit=10).facts}
 
     assert by_id[sponsor].why == "your fact; matches 'visa'"
-    assert by_id[go].why == "company fact; matches 'services'"
+    assert by_id[go].why == "company fact; matches 'services', 'go'"
     # Found by the company's name alone: a candidate for the company's share all the same.
     assert by_id[dana].why == "company fact; about Northwind Robotics"
     assert by_id[floor].why == ("your preference; bears on the pay '$150,000 - $160,000' ('000')")
