@@ -149,17 +149,16 @@ class Candidate:
 
 def gather(
     subject: Subject,
+    queries: list[Piece],
     *,
     per_piece: int = PER_PIECE,
     before: datetime | None = None,
-    queries: list[Piece] | None = None,
 ) -> tuple[dict[int, Candidate], bool]:
-    """Every fact any piece of ``subject`` (``queries`` when already made) recalls (the
-    company's and global ones, written before ``before`` if given), scored by its best piece
-    plus a share of its next best (SECOND_SHARE), and whether recall fell back to keywords."""
+    """Every fact any of ``queries`` (``subject``'s pieces) recalls (the company's and global
+    ones, written before ``before`` if given), scored by its best piece plus a share of its
+    next best (SECOND_SHARE), and whether recall fell back to keywords."""
     asked = per_piece if before is None else per_piece * AS_OF_OVERFETCH
     own = company_key(subject.company) if subject.company else None
-    queries = pieces(subject) if queries is None else queries
     # Each side's own candidates: a ledger of many unscoped facts must not leave the company's
     # share without any, nor the other way round.
     lists, fallback = selectors.recall_many(
@@ -282,7 +281,7 @@ def select(
         return Selection.none()
 
     def gather_facts() -> tuple[list[Candidate], bool]:
-        found, fallback = gather(subject, before=before, queries=queries)
+        found, fallback = gather(subject, queries, before=before)
         return split_shares(found, fact_cap(limit)), fallback
 
     return _recall_safely(mode, gather_facts)

@@ -3,6 +3,7 @@ sentence, each remembering where it came from, so a fact can say what brought it
 
 import html
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
@@ -110,13 +111,13 @@ def pieces(subject: PostingLike) -> list[Piece]:
         least = MIN_PIECE_TOKENS if piece.field == "description" else 1
         if len(tokens(query)) >= least:
             unique.setdefault(query.casefold(), Piece(query, piece.field, piece.source))
-    return _fitted(list(unique.values()))[:MAX_PIECES]
+    return _fitted(unique.values())[:MAX_PIECES]
 
 
-def _fitted(found: list[Piece]) -> list[Piece]:
-    """``found`` in at most MAX_PIECES queries where it can be: while there are too many, the
+def _fitted(made: Iterable[Piece]) -> list[Piece]:
+    """``made`` in at most MAX_PIECES queries where it can be: while there are too many, the
     two neighbouring sentences of one text that are shortest together become one query."""
-    found = list(found)
+    found = list(made)
     while len(found) > MAX_PIECES:
         pairs = [
             (len(a.query) + len(b.query), i)
