@@ -30,6 +30,25 @@ def _comment(dsn: str, collection: str) -> dict | None:
     return json.loads(row[0]) if row and row[0] else None
 
 
+def _cosines(a, b) -> np.ndarray:
+    """Row by row, the cosine of each vector of ``a`` with the same row of ``b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def _encoded_texts(monkeypatch, encoder) -> list[list[str]]:
+    """The texts each later call of the local model's batch encodes, in order."""
+    encoded: list[list[str]] = []
+    batch = encoder._batch
+
+    def observed(client, which, texts, per_pass=0):
+        encoded.append(list(texts))
+        return batch(client, which, texts, per_pass)
+
+    monkeypatch.setattr(encoder, "_batch", observed)
+    return encoded
+
+
 def _doctor_row(name: str):
     from memory.semantic import health
 
@@ -74,11 +93,9 @@ def test_a_postings_pieces_in_several_passes_keep_their_order_and_vectors(mem0_m
         " ".join([FACT] * (n % 4 + 1)) if n % 2 else f"{QUESTION} ({n})"
         for n in range(2 * encoder.QUERIES_PER_PASS + 3)
     ]
-    batch = np.asarray(encoder.embed_queries(loaded, texts))
-    alone = np.asarray([encoder.embed_query(loaded, t) for t in texts])
-    cosines = np.sum(batch * alone, axis=1) / (
-        np.linalg.norm(batch, axis=1) * np.linalg.norm(alone, axis=1)
-    )
+    batch = encoder.embed_queries(loaded, texts)
+    alone = [encoder.embed_query(loaded, t) for t in texts]
+    cosines = _cosines(batch, alone)
     # bfloat16 weights (the auto choice on a CPU with native bf16) round a little differently
     # in a padded batch than alone.
     assert cosines.min() > 0.99, cosines
@@ -89,14 +106,7 @@ def test_a_sentence_met_in_an_earlier_posting_is_not_encoded_again(mem0_mode, mo
     from memory.semantic import client, encoder
 
     loaded = client.get()
-    encoded: list[list[str]] = []
-    batch = encoder._batch
-
-    def observed(c, which, texts, per_pass=0):
-        encoded.append(list(texts))
-        return batch(c, which, texts, per_pass)
-
-    monkeypatch.setattr(encoder, "_batch", observed)
+    encoded = _encoded_texts(monkeypatch, encoder)
     about, benefits = "We build warehouse robots in Somerville.", "We offer dental cover."
     first = encoder.embed_queries(loaded, [about, QUESTION, benefits, about])
     second = encoder.embed_queries(loaded, [benefits, "You will join the pager rotation.", about])
@@ -106,9 +116,7 @@ def test_a_sentence_met_in_an_earlier_posting_is_not_encoded_again(mem0_mode, mo
     with pytest.raises(ValueError):
         second[0][0] = 1.0  # shared by every caller: read-only
     own = encoder.local_model(loaded).encode([about, QUESTION, benefits])
-    cosines = np.sum(np.asarray(first[:3]) * own, axis=1) / (
-        np.linalg.norm(own, axis=1) * np.linalg.norm(np.asarray(first[:3]), axis=1)
-    )
+    cosines = _cosines(first[:3], own)
     assert cosines.min() > 0.99, cosines
 
 
@@ -121,13 +129,7 @@ def test_only_the_most_recent_query_vectors_are_kept(mem0_mode, monkeypatch):
     encoder.embed_queries(loaded, ["one sentence here", "two sentences here"])
     encoder.embed_queries(loaded, ["one sentence here"])  # now the most recent
     encoder.embed_queries(loaded, ["three sentences here"])  # drops "two"
-    encoded: list[list[str]] = []
-    batch = encoder._batch
-    monkeypatch.setattr(
-        encoder,
-        "_batch",
-        lambda c, w, texts, n=0: encoded.append(list(texts)) or batch(c, w, texts, n),
-    )
+    encoded = _encoded_texts(monkeypatch, encoder)
 
     encoder.embed_queries(
         loaded, ["one sentence here", "two sentences here", "three sentences here"]
