@@ -4,8 +4,9 @@
         [--ledger sqlite|postgres] [--background 0] [--modes basic,mem0] [--shares 0.4]
         [--late CHARS] [--markup plain|html|escaped]
 
-Decisions: bench/data/decisions.json (karani's own: one candidate's unscoped facts and facts on
-a dozen companies, 40 postings, each labelled with the facts that decide it). Per mode and
+Decisions: bench/data/decisions.json (karani's own: one candidate's 71 unscoped facts, 67 of
+them preferences and most deciding nothing, and facts on a dozen companies; 40 postings, each
+labelled with the facts that decide it). Per mode and
 builder: the share of deciding facts in the 5-fact block and in the 10-fact block (the most a
 reranker of its ten candidates could bring into five), the postings whose block holds all of
 theirs, the block size, and the latency (p50/p95 ms) of building the block.
