@@ -50,13 +50,18 @@ _BARE = re.compile(
     rf"(?<!\w)(?P<key>{_KEYWORDS})\s+(?P<value>[^\s\"']{{6,}})",
     re.IGNORECASE,
 )
-# Configuration-style names: AWS_SECRET_ACCESS_KEY=…, mailgun_api_key = "…", OP_TOKEN: …
+# Configuration-style names: AWS_SECRET_ACCESS_KEY=…, mailgun_api_key = "…", OP_TOKEN: …,
+# and JSON's quoted ones: "client_secret": "…", "credentials": "…".
 _IDENTIFIER = re.compile(
-    r"(?<![\w.-])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd)?|pwd|secret|token|api_?key|apikey"
-    r"|access_?key|private_?key|auth)[A-Za-z0-9_.-]*)\s*(?P<op>:=|=>|=|:)\s*"
-    r"(?P<quote>[\"'])?(?P<value>[^\s\"',;]{8,})",
+    r"(?<![\w.-])(?P<keyquote>[\"'])?(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd)?|pwd|secret"
+    r"|token|api_?key|apikey|access_?key|private_?key|auth|creds?|credentials?)[A-Za-z0-9_.-]*)"
+    r"(?(keyquote)(?P=keyquote))\s*(?P<op>:=|=>|=|:)\s*(?P<quote>[\"'])?(?P<value>[^\s\"',;]{8,})",
     re.IGNORECASE,
 )
+# "Credentials: AWS-SAA-C03" names a certification: under a credentials key only a token
+# counts, a run of letters and digits with no word breaks.
+_CREDENTIALS_KEY = re.compile(r"creds?|credentials?", re.IGNORECASE)
+_TOKEN = re.compile(r"(?=[^\d]*\d)(?=[\d_+/=]*[A-Za-z])[A-Za-z0-9_+/=]{16,}")
 # Keywords that name nothing but a credential: after "=" or ":=" their value is refused
 # whatever it looks like ("password=hunter"); "secret = sauce" is left to the shape rule.
 _STRONG = re.compile(
@@ -164,7 +169,8 @@ def _benign_here(text: str, match: re.Match[str], value: str) -> bool:
 
 
 _IDENTIFIER_HINT = re.compile(
-    r"(?:pass|pwd|secret|token|api_?key|apikey|access_?key|private_?key|auth)[\w.-]*\s*[:=]",
+    r"(?:pass|pwd|secret|token|api_?key|apikey|access_?key|private_?key|auth|cred)[\w.-]*"
+    r"[\"']?\s*[:=]",
     re.IGNORECASE,
 )
 
@@ -199,9 +205,14 @@ def _identifiers(text: str) -> Iterator[Span]:
         if text[match.start() - 1 : match.start()] in {"?", "&"}:  # a URL's query: one parameter
             value = value.split("&", 1)[0]
             end = start + len(value)
-        if _redacted(value) or _benign_here(text, match, value):
+        if _redacted(value) or _benign_here(text, match, value) or len(value) < 8:
             continue
-        if len(value) >= 8 and (_CREDENTIAL_SHAPE.search(value) or match.group("quote")):
+        key = match.group("key")
+        if _CREDENTIALS_KEY.fullmatch(key.rsplit("_", 1)[-1]) and not _TOKEN.fullmatch(value):
+            continue
+        # A quoted value under a quoted key is JSON, where every value is quoted.
+        quoted = match.group("quote") and not match.group("keyquote")
+        if _CREDENTIAL_SHAPE.search(value) or quoted:
             yield Span(SECRET_KEYWORD, start, end)
 
 
@@ -230,7 +241,7 @@ _KEYWORD_TRIGGERS = (
     "passw", "passc", "passph", "pass:", "pass=", "pass ", "pw ", "pw:", "pw=", "pwd",
     "pin ", "pin:", "pin=", "pin-", "pin_", "pincode", "kennwort", "zugangscode", "mot de passe",
     "mdp", "code d'acc", "contrase", "clave", "secret", "api ", "api_", "api-", "apikey", "clé",
-    "access", "auth_", "auth ", "auth-", "authtoken", "token",
+    "access", "auth_", "auth ", "auth-", "authtoken", "token", "cred",
 )  # fmt: skip
 _PAIR_TRIGGERS = (
     "log", "user", "account", "benutzer", "konto", "zugang", "identifiant", "utilisateur",

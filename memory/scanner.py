@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from kingfisher_sdk import Rules, Scanner
 
 CACHE_SUBDIR = "kingfisher-rules"
+# karani's additions to the catalogue, in Kingfisher's own rule format.
+CUSTOM_RULES = Path(__file__).with_name("scanner_rules.yml")
 # Rule ids carry the catalogue they came from ("betterleaks.github-pat",
 # "veles.secrets/gcp-api-key") and, for a provider's second pattern, a ".1" suffix.
 _FAMILIES = ("betterleaks.", "veles.secrets/", "kingfisher.", "custom.")
@@ -57,7 +59,7 @@ def rules() -> "Rules":
     # The library refuses a cache directory others can write to; ours is the owner's alone.
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path, 0o700)
-    return Rules(cache_dir=path)
+    return Rules([CUSTOM_RULES], cache_dir=path)
 
 
 @lru_cache(maxsize=1)
@@ -74,25 +76,19 @@ def scanner() -> "Scanner":
         return _scanner()
 
 
-# Every provider token is a run of 16 or more token characters mixing at least two of lower
-# case, upper case and digits; a text with none (and no URI, curl line or PEM block) is not
-# worth loading the catalogue for: a second or more in a fresh process.
-_RUN = re.compile(r"[\w+/=.~:@|%-]{16,}")
+# Every provider token sits in a run of 12 or more token characters that is more than one
+# word of one letter case ("BUNDLE_GEMS__CONTRIBSYS__COM=cafebabe:deadbeef" is); a text with
+# none (and no URI, curl line or PEM block) is not worth loading the catalogue for: a second
+# or more in a fresh process.
+_RUN = re.compile(r"[\w+/=.~:@|%-]{12,}")
+_ONE_WORD = re.compile(r"[a-z-]+|[A-Z-]+")
 
 
 def _may_hold_token(text: str) -> bool:
     # Credentials in URIs, curl lines and PEM blocks can be all lower case ("root:toor@").
     if ("://" in text and "@" in text) or "-----BEGIN" in text or "curl" in text.lower():
         return True
-    for run in _RUN.findall(text):
-        classes = (
-            any(c.islower() for c in run)
-            + any(c.isupper() for c in run)
-            + any(c.isdigit() for c in run)
-        )
-        if classes >= 2:
-            return True
-    return False
+    return any(not _ONE_WORD.fullmatch(run) for run in _RUN.findall(text))
 
 
 def scan(text: str) -> list[Span]:

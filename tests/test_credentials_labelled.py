@@ -32,6 +32,13 @@ NAMED = (
 )  # fmt: skip
 
 
+# The families issue 43 names as missed on held-out sets, each in more than one setting.
+NAMED_43 = (
+    "stripe-test", "azure-ad-client-secret-bare", "azure-ad-client-secret-json", "sidekiq",
+    "sourcegraph", "sumologic", "client-secret-hex", "credentials-hex",
+)  # fmt: skip
+
+
 def _refused(rows: list[dict]) -> float:
     return sum(bool(credentials.find_secrets(row["text"])) for row in rows) / len(rows)
 
@@ -45,6 +52,14 @@ def test_it_refuses_every_shape_of_the_providers_it_used_to_miss(family):
     rows = [row for row in PROVIDERS if row["kind"].startswith(family)]
     assert rows, f"the labelled set has no {family} case"
     missed = [row["kind"] for row in rows if not credentials.find_secrets(row["text"])]
+    assert not missed
+
+
+@pytest.mark.parametrize("family", NAMED_43)
+def test_it_refuses_every_setting_of_the_families_held_out_sets_caught_it_missing(family):
+    rows = [row for row in PROVIDERS if row["kind"].startswith(family)]
+    assert rows, f"the labelled set has no {family} case"
+    missed = [row["text"] for row in rows if not credentials.find_secrets(row["text"])]
     assert not missed
 
 

@@ -218,6 +218,49 @@ PROVIDERS: list[tuple[str, str, Callable[[], str]]] = [
     ("trufflehog", "generic-api-key", lambda: f'api_key = "{r(ALNUM, 32)}"'),
     ("trufflehog", "generic-secret", lambda: f"SECRET_KEY={r(ALNUM + '!@#%^&*', 40)}"),
     ("trufflehog", "generic-token", lambda: f"auth_token: {r(HEX, 40)}"),
+    # Issue 43's held-out misses, as families: each provider in more than one setting.
+    ("gitleaks", "stripe-test-secret", lambda: f"stripe test key sk_test_{r(ALNUM, 24)}"),
+    ("gitleaks", "stripe-test-secret", lambda: f"STRIPE_API_KEY=sk_test_{r(ALNUM, 99)}"),
+    ("gitleaks", "stripe-test-restricted", lambda: f'stripe.api_key = "rk_test_{r(ALNUM, 24)}"'),
+    (
+        "gitleaks",
+        "azure-ad-client-secret-bare",
+        lambda: f"{r(ALNUM, 3)}{digits(1)}Q~{r(ALNUM + '_.~-', 34)}",
+    ),
+    (
+        "gitleaks",
+        "azure-ad-client-secret-json",
+        lambda: f'"clientSecret": "{r(ALNUM, 3)}{digits(1)}Q~{r(ALNUM + "_.~-", 31)}"',
+    ),
+    (
+        "gitleaks",
+        "sidekiq-secret",
+        lambda: f"BUNDLE_ENTERPRISE__CONTRIBSYS__COM: {r(HEX, 8)}:{r(HEX, 8)}",
+    ),
+    (
+        "gitleaks",
+        "sidekiq-secret",
+        lambda: f'export BUNDLE_GEMS__CONTRIBSYS__COM="{r(HEX, 8)}:{r(HEX, 8)}"',
+    ),
+    (
+        "gitleaks",
+        "sidekiq-sensitive-url",
+        lambda: f"source 'https://{r(HEX, 8)}:{r(HEX, 8)}@enterprise.contribsys.com/'",
+    ),
+    (
+        "gitleaks",
+        "sourcegraph-access-token",
+        lambda: f"sgp_{r(HEX + 'ABCDEF', 16)}_{r(HEX + 'ABCDEF', 40)}",
+    ),
+    ("gitleaks", "sourcegraph-access-token", lambda: f'SRC_ACCESS_TOKEN="sgp_local_{r(HEX, 40)}"'),
+    ("gitleaks", "sourcegraph-access-token", lambda: f"sourcegraph token sgp_{r(HEX, 40)}"),
+    ("gitleaks", "sumologic-access-id", lambda: f'SUMO_ACCESS_ID = "su{r(ALNUM, 12)}"'),
+    ("gitleaks", "sumologic-access-id", lambda: f"the Sumo Logic access id is su{r(ALNUM, 12)}"),
+    ("gitleaks", "sumologic-access-token", lambda: f"SUMOLOGIC_ACCESSKEY: {r(ALNUM, 64)}"),
+    ("trufflehog", "client-secret-hex", lambda: f'"client_secret": "{r(HEX, 32)}"'),
+    ("trufflehog", "client-secret-hex", lambda: f"oauth:\n  client_secret: {r(HEX, 40)}"),
+    ("trufflehog", "credentials-hex", lambda: f"credentials: {r(HEX, 40)}"),
+    ("trufflehog", "credentials-hex", lambda: f'{{"credentials": "{r(HEX, 64)}"}}'),
 ]
 
 # Credentials written into job-search notes, in four languages: {pw} is a fresh password,
@@ -260,6 +303,8 @@ KEYS: list[Callable[[], str]] = [
     lambda: f"ghp_{r(ALNUM, 36)}",
     lambda: f"AKIA{r(B32, 16)}",
     lambda: f"hf_{r(UPPER + LOWER, 34)}",
+    lambda: f"sk_test_{r(ALNUM, 24)}",
+    lambda: f"sgp_{r(HEX, 40)}",
 ]
 
 
@@ -333,6 +378,19 @@ BENIGN: list[Callable[[], str]] = [
     lambda: f"Candidate number {digits(8)} on the Personio portal",
     lambda: f"Object key uploads/cv-{uuid.uuid4().hex}.pdf in their bucket",
     lambda: f"Build hash {r(HEX, 32)} is on staging, the recruiter said",
+    lambda: "Initech just closed its Series C, 80M led by Sequoia",
+    lambda: "Credentials: AWS-SAA-C03, CKA and the AZ-204 Azure developer exam",
+    lambda: f"The Stripe test card is 4242 4242 4242 4242; payment intent pi_{r(ALNUM, 24)}",
+    lambda: f"Their Sourcegraph search for repo:initech/api found commit {sha()}",
+    lambda: f"Sumo Logic dashboard https://service.sumologic.com/ui/#/dashboard/{r(ALNUM, 16)}",
+    lambda: f"client_id: {uuid.uuid4()} is the app registration they showed",
+    lambda: (
+        f"https://jobs.ashbyhq.com/initech/{uuid.uuid4()}/application?utm_source={r(ALNUM, 10)}"
+    ),
+    lambda: (
+        f"https://initech.wd1.myworkdayjobs.com/Careers/job/Remote/Engineer_JR{digits(6)}-1?q=backend"
+    ),
+    lambda: f"Lever https://jobs.lever.co/globex/{uuid.uuid4()}?lever-source=Glassdoor",
 ]
 
 
