@@ -18,7 +18,6 @@ from memory.conf import settings
 if TYPE_CHECKING:
     from kingfisher_sdk import Rules, Scanner
 
-CACHE_SUBDIR = "kingfisher-rules"
 # karani's additions to the catalogue, in Kingfisher's own rule format.
 CUSTOM_RULES = Path(__file__).with_name("scanner_rules.yml")
 # Rule ids carry the catalogue they came from ("betterleaks.github-pat",
@@ -37,8 +36,7 @@ class Span:
 
 
 def cache_dir() -> Path:
-    configured = settings.KARANI_SCANNER_CACHE_DIR
-    return Path(configured) if configured else settings.KARANI_DATA_DIR / CACHE_SUBDIR
+    return settings.KARANI_SCANNER_CACHE_DIR
 
 
 def kind_of(rule_id: str) -> str:

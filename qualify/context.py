@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from memory import selectors
-from memory.conf import settings
 from memory.selectors import modes
 from memory.services import Kind, company_key
+from qualify.conf import settings
 from qualify.models import MAX_FACTS_PER_DECISION, Posting
 from qualify.pieces import Piece, excerpt, matched_words, pieces
 

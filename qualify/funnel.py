@@ -9,8 +9,8 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, Q
 
-from memory.conf import settings
 from qualify import stats
+from qualify.conf import settings
 from qualify.models import PROGRESS, Arm, Outcome, Qualification, Verdict
 
 STEPS = ("qualified", *PROGRESS)

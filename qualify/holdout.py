@@ -5,8 +5,8 @@ import secrets
 
 from django.db import transaction
 
-from memory.conf import settings
 from memory.selectors import modes
+from qualify.conf import settings
 from qualify.models import Arm, InstallationSalt, Posting
 
 _salt_cache: dict[str, str] = {}

@@ -11,9 +11,9 @@ from urllib.parse import urlparse
 
 import openai
 
-from memory.conf import settings
 from memory.errors import first_line
 from qualify import verdict
+from qualify.conf import settings
 from qualify.errors import QualifyError
 
 RETRY_PROMPT = (

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 from django.apps import apps
-from django.conf import settings
 from django.db import connection
+
+from memory import scanner
 
 REPO = Path(__file__).resolve().parent.parent
 # The console script installed beside the interpreter running the tests (.venv/bin/karani).
@@ -36,7 +37,7 @@ def child_env(**overrides: str | None) -> dict[str, str]:
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.setdefault("MEM0_TELEMETRY", "False")
     # Children load the scanner rules this process compiled instead of compiling their own.
-    env.setdefault("KARANI_SCANNER_CACHE_DIR", str(settings.KARANI_SCANNER_CACHE_DIR))
+    env.setdefault("KARANI_SCANNER_CACHE_DIR", str(scanner.cache_dir()))
     for name, value in overrides.items():
         if value is None:
             env.pop(name, None)
