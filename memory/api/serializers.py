@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from memory import attribution
+from memory.api.strict import Timestamp, utc_z
 from memory.models import Kind, Memory
 from memory.services import EXPORT_FIELDS
 from memory.validation import MAX_COMPANY_CHARS, MAX_REF_CHARS
@@ -47,8 +48,8 @@ class RecalledFactSerializer(serializers.Serializer):
     company = serializers.CharField(allow_null=True, max_length=MAX_COMPANY_CHARS)
     score = serializers.FloatField(help_text="higher is better; keyword scores are whole points")
     ref = serializers.CharField(allow_null=True, max_length=MAX_REF_CHARS)
-    created_at = serializers.DateTimeField()
-    last_seen_at = serializers.DateTimeField()
+    created_at = Timestamp()
+    last_seen_at = Timestamp()
 
 
 @extend_schema_serializer(component_name="Fact")
@@ -83,4 +84,10 @@ class FactDetailSerializer(FactSerializer):
         fields = (*FactSerializer.Meta.fields, "attribution")
 
     def get_attribution(self, memory: Memory) -> dict[str, Any] | None:
-        return attribution.summary_for(memory.pk)
+        summary = attribution.summary_for(memory.pk)
+        for report in (summary or {}).values():
+            # An app reports its recent rows' moments as Python writes them; answer them in Z.
+            for row in report.get("recent", []) if isinstance(report, dict) else []:
+                if "created_at" in row:
+                    row["created_at"] = utc_z(row["created_at"])
+        return summary

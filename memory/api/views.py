@@ -28,6 +28,7 @@ from memory.api.serializers import (
     RecalledFactSerializer,
     choice_field,
 )
+from memory.api.strict import StrictSerializer
 from memory.models import Kind, Memory, Source
 from memory.text import MAX_TEXT_CHARS
 
@@ -82,7 +83,7 @@ class RecallApi(ApiView):
     field_names = {"query": "q"}
 
     @extend_schema_serializer(component_name="RecallQuery")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         q = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="what to recall")
         company = serializers.CharField(
             required=False,
@@ -133,7 +134,7 @@ class FactPagination(CursorPagination):
 
 class MemoryListApi(ReadWriteApi):
     @extend_schema_serializer(component_name="FactListQuery")
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(StrictSerializer):
         kind = choice_field(Kind.choices, what="kind", required=False)
         company = serializers.CharField(required=False, help_text="that company's facts only")
         source = choice_field(Source.choices, what="source", required=False)
@@ -152,7 +153,7 @@ class MemoryListApi(ReadWriteApi):
         results = FactSerializer(many=True)
 
     @extend_schema_serializer(component_name="RememberRequest")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the fact, plainly")
         kind = choice_field(Kind.choices, what="kind", default="note")
         company = serializers.CharField(
@@ -212,7 +213,7 @@ class MemoryDetailApi(ReadWriteApi):
     write_permission = "memory.change_memory"
 
     @extend_schema_serializer(component_name="ForgetRequest")
-    class ForgetSerializer(serializers.Serializer):
+    class ForgetSerializer(StrictSerializer):
         reason = serializers.CharField(
             max_length=validation.MAX_REASON_CHARS, help_text="why it is wrong or obsolete"
         )
@@ -246,7 +247,7 @@ class MemoryCorrectApi(WriteApi):
     write_permission = "memory.change_memory"
 
     @extend_schema_serializer(component_name="CorrectRequest")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the corrected fact")
         reason = serializers.CharField(
             max_length=validation.MAX_REASON_CHARS, help_text="why the old text was wrong"

@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from memory.api.serializers import choice_field
+from memory.api.strict import StrictSerializer, Timestamp
 from memory.services import Kind
 from qualify.decisions import MAX_MODEL_CHARS, MAX_REASONS_CHARS
 from qualify.funnel import STEPS
@@ -42,7 +43,7 @@ def external_id(**kwargs) -> serializers.CharField:
     )
 
 
-class SubjectSerializer(serializers.Serializer):
+class SubjectSerializer(StrictSerializer):
     """What a working context is about: a posting's fields, or an agent's task."""
 
     company = _text("company", help_text="the employer: its facts plus global ones")
@@ -94,13 +95,13 @@ class WorkingContextSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="DecisionFactUsed")
-class FactUsedSerializer(serializers.Serializer):
+class FactUsedSerializer(StrictSerializer):
     id = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     why = serializers.CharField(required=False, allow_blank=True, max_length=MAX_WHY_CHARS)
 
 
 @extend_schema_serializer(component_name="DecisionRequest")
-class DecisionRequestSerializer(serializers.Serializer):
+class DecisionRequestSerializer(StrictSerializer):
     external_id = external_id()
     company = _text("company", required=True, allow_blank=False)
     title = _text("title", required=True, allow_blank=False)
@@ -145,7 +146,7 @@ class DecisionSerializer(serializers.Serializer):
     )
 
 
-class HistoryQuerySerializer(serializers.Serializer):
+class HistoryQuerySerializer(StrictSerializer):
     external_id = external_id()
 
 
@@ -163,7 +164,7 @@ class _Verdict(serializers.Serializer):
     arm = serializers.ChoiceField(choices=Arm.choices)
     reasons = serializers.CharField(allow_blank=True)
     model = serializers.CharField(allow_blank=True)
-    decided_at = serializers.DateTimeField()
+    decided_at = Timestamp()
     facts = _FactGiven(many=True, help_text="the facts the decision was given, and why")
 
 
@@ -171,7 +172,7 @@ class _OutcomeSeen(serializers.Serializer):
     id = serializers.IntegerField()
     stage = serializers.ChoiceField(choices=Stage.choices)
     note = serializers.CharField(allow_blank=True)
-    occurred_at = serializers.DateTimeField()
+    occurred_at = Timestamp()
     qualification_id = serializers.IntegerField(allow_null=True)
 
 
@@ -186,7 +187,7 @@ class PostingHistorySerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="OutcomeRequest")
-class OutcomeRequestSerializer(serializers.Serializer):
+class OutcomeRequestSerializer(StrictSerializer):
     external_id = external_id()
     stage = choice_field(Stage.choices, what="stage")
     note = _text("note", max_length=MAX_NOTE_CHARS)
@@ -200,7 +201,7 @@ class OutcomeSerializer(serializers.Serializer):
     posting_id = serializers.IntegerField()
     stage = serializers.ChoiceField(choices=Stage.choices)
     note = serializers.CharField(allow_blank=True)
-    occurred_at = serializers.DateTimeField()
+    occurred_at = Timestamp()
     qualification_id = serializers.IntegerField(
         allow_null=True, help_text="the live verdict it is credited to"
     )
@@ -234,10 +235,10 @@ class _Step(serializers.Serializer):
 @extend_schema_serializer(component_name="FunnelPeriod")
 class _Period(serializers.Serializer):
     # "from" is a keyword: the field is declared by name below.
-    to = serializers.DateTimeField(allow_null=True)
+    to = Timestamp(allow_null=True)
 
 
-_Period._declared_fields["from"] = serializers.DateTimeField(allow_null=True)
+_Period._declared_fields["from"] = Timestamp(allow_null=True)
 
 
 @extend_schema_serializer(component_name="FunnelArms")

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from memory.api.base import ALWAYS, ApiView, error_responses, validated
 from memory.api.permissions import CanWriteMemory
+from memory.api.strict import utc_z
 from qualify import decisions, outcomes, selectors
 from qualify.api import serializers as shapes
 from qualify.errors import DecisionConflict, PostingNotFound
@@ -146,4 +147,7 @@ class FunnelApi(QualifyApi):
         responses={200: shapes.FunnelSerializer, **error_responses((401, 503), _MEANING)},
     )
     def get(self, request: Request) -> Response:
-        return Response(selectors.funnel_report())
+        report = selectors.funnel_report()
+        period = report["arms"]["period"]
+        period.update({edge: utc_z(moment) for edge, moment in period.items()})
+        return Response(report)

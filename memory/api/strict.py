@@ -1,0 +1,119 @@
+"""Input serializers that take a request as written: a field the endpoint does not know is
+named and refused (a typo must not drop a value), and in a JSON body a value of the wrong JSON
+type (``"50"`` for a number, ``7`` for a text) is refused, never converted."""
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.http import QueryDict
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from rest_framework import serializers
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, as JSON Schema names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _expects(field: serializers.Field) -> str | None:
+    """The JSON type ``field`` takes, or None when it takes several."""
+    if isinstance(field, serializers.BooleanField):
+        return "boolean"
+    if isinstance(field, serializers.IntegerField):
+        return "integer"
+    if isinstance(field, serializers.FloatField | serializers.DecimalField):
+        return "number"
+    if isinstance(field, serializers.CharField | serializers.ChoiceField):
+        return "string"
+    if isinstance(field, serializers.ListField | serializers.ListSerializer):
+        return "array"
+    if isinstance(field, serializers.Serializer | serializers.DictField):
+        return "object"
+    return None
+
+
+def _accepts(expected: str, value: Any) -> bool:
+    found = json_type(value)
+    return found == expected or (expected == "number" and found == "integer")
+
+
+def article_of(name: str) -> str:
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def _type_error(field: serializers.Field, value: Any) -> str | None:
+    """Why ``value`` is not of the type ``field`` takes, or None when it is (or is null, which
+    the field itself judges)."""
+    expected = _expects(field)
+    if value is None or expected is None:
+        return None
+    if not _accepts(expected, value):
+        return f"must be {article_of(expected)}, not {article_of(json_type(value))}"
+    child = getattr(field, "child", None)
+    if isinstance(field, serializers.ListField) and child is not None:
+        inner = _expects(child)
+        if inner is not None and not all(_accepts(inner, item) for item in value):
+            return f"must be an array of {inner}s"
+    return None
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses unknown fields by name, and (in a JSON body, not a query string, whose values
+    are all text) values of the wrong JSON type."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            known = ", ".join(self.fields)
+            unknown = {
+                name: [f"unknown field; this endpoint takes: {known}"]
+                for name in data
+                if name not in self.fields
+            }
+            if unknown:
+                raise serializers.ValidationError(unknown)
+            if not isinstance(data, QueryDict):
+                wrong = {
+                    name: [error]
+                    for name, field in self.fields.items()
+                    if name in data and (error := _type_error(field, data[name]))
+                }
+                if wrong:
+                    raise serializers.ValidationError(wrong)
+        return super().to_internal_value(data)
+
+
+class StrictSerializerSchema(OpenApiSerializerExtension):
+    """The schema says so too: a request body with another field does not match it."""
+
+    target_class = StrictSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
+
+
+class Timestamp(serializers.DateTimeField):
+    """A moment as every answer writes it: ISO 8601 in UTC ending in ``Z``, also when a
+    service hands it over as Python's ``isoformat()`` text (``+00:00``)."""
+
+    def to_representation(self, value: Any) -> Any:
+        if isinstance(value, str) and value:
+            value = datetime.fromisoformat(value)
+        return super().to_representation(value)
+
+
+def utc_z(value: Any) -> Any:
+    """``value`` (a datetime, its ISO text, or None) as the API writes a moment."""
+    return None if value is None else Timestamp().to_representation(value)
