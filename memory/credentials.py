@@ -9,7 +9,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from memory import prose_rules, scanner
+from memory import prose_rules, reading, scanner
 from memory.scanner import Span
 
 # What redaction leaves behind is no credential; its kind's words ("Secret Keyword") would
@@ -68,15 +68,39 @@ def normalise(text: str) -> str:
     return _folded(text)[0]
 
 
-def find_spans(text: str) -> list[Span]:
-    """Every credential in ``text``: its kind and its place in ``text`` as given, in order,
-    overlapping findings merged (the first kind found at a place names it)."""
+def _spans(text: str) -> list[Span]:
+    """What the rules find in ``text`` read as written, by the text's own offsets."""
     folded, origin = _screened(text)
     found = scanner.scan(folded) + prose_rules.find(folded)
     if origin:  # back from folded offsets to the text's own
         found = [
             Span(s.kind, origin[s.start], origin[s.end - 1] + 1 if s.end else 0) for s in found
         ]
+    return found
+
+
+def _read_spans(text: str) -> list[Span]:
+    """What the rules find in every reading of ``text`` (reading.readings), placed in
+    ``text`` as given: a token behind entities, escapes or markup covers all it was read from."""
+    if not reading.may_be_encoded(text):
+        return _spans(text)
+    found = []
+    for way in reading.readings(text):
+        for span in _spans(way.text):
+            if span.end > span.start:
+                found.append(Span(span.kind, *way.span(span.start, span.end)))
+    return found
+
+
+def _model_kinds(text: str) -> list[str]:
+    """What the rules find in the description as the model reads it (HTML read by html-text),
+    whose offsets do not lead back to the text."""
+    if not reading.has_markup(text):
+        return []
+    return [span.kind for span in _spans(reading.plain(text))]
+
+
+def _merged(found: list[Span]) -> list[Span]:
     merged: list[Span] = []
     for span in sorted(found, key=lambda s: (s.start, -s.end)):
         if span.end <= span.start:
@@ -89,22 +113,37 @@ def find_spans(text: str) -> list[Span]:
     return merged
 
 
+def find_spans(text: str) -> list[Span]:
+    """Every credential in ``text``: its kind and its place in ``text`` as given, in order,
+    overlapping findings merged (the first kind found at a place names it). When redacting
+    those places would still leave one to some reader, the whole text is the one span."""
+    merged = _merged(_read_spans(text))
+    if not reading.may_be_encoded(text):
+        return merged
+    left = find_secrets(_replaced(text, merged))
+    return [Span(left[0], 0, len(text))] if left else merged
+
+
 def find_secrets(text: str) -> list[str]:
-    """Every credential kind found in ``text``, deduplicated, in a stable order."""
-    folded = _screened(text)[0]
-    spans = scanner.scan(folded) + prose_rules.find(folded)
-    return list(dict.fromkeys(span.kind for span in spans))
+    """Every credential kind found in ``text`` as any reader reads it, deduplicated, in a
+    stable order."""
+    kinds = [span.kind for span in _read_spans(text)] + _model_kinds(text)
+    return list(dict.fromkeys(kinds))
 
 
-def redacted(text: str) -> tuple[str, list[str]]:
-    """``text`` with each credential replaced by ``[redacted: <kind>]``, and the kinds."""
-    spans = find_spans(text)
+def _replaced(text: str, spans: list[Span]) -> str:
     out, last = [], 0
     for span in spans:
         out += [text[last : span.start], f"[redacted: {span.kind}]"]
         last = span.end
     out.append(text[last:])
-    return "".join(out), list(dict.fromkeys(s.kind for s in spans))
+    return "".join(out)
+
+
+def redacted(text: str) -> tuple[str, list[str]]:
+    """``text`` with each credential replaced by ``[redacted: <kind>]``, and the kinds."""
+    spans = find_spans(text)
+    return _replaced(text, spans), list(dict.fromkeys(s.kind for s in spans))
 
 
 def describe() -> str:

@@ -1,14 +1,14 @@
 """How a posting (or an agent's task) becomes recall: one short query per field and per
 sentence, each remembering where it came from, so a fact can say what brought it."""
 
-import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
-from memory.selectors import collapse, tokens, words
+# The description as the model reads it is the one memory's secrets screen reads too.
+from memory.selectors import collapse, plain, tokens, words
 
 # Longer pieces blur what a sentence is about; more pieces cost one recall each.
 MAX_PIECE_CHARS = 300
@@ -23,9 +23,6 @@ MIN_PIECE_TOKENS = 3
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|\s+[-*\u2022]\s+")
 # The marker of a bullet that opens a line.
 _BULLET = re.compile(r"^\s*[-*\u2022]\s+")
-# A closing tag or a line break marks a text as HTML; "<5 years" or "<3" alone does not.
-_MARKUP = re.compile(r"</[a-z][a-z0-9]*\s*>|<br\s*/?>", re.IGNORECASE)
-_ESCAPED_MARKUP = re.compile(r"&lt;/[a-z][a-z0-9]*\s*&gt;|&lt;br\s*/?&gt;", re.IGNORECASE)
 
 
 class PostingLike(Protocol):
@@ -46,19 +43,6 @@ class Piece:
     query: str
     field: str
     source: str
-
-
-def plain(text: str) -> str:
-    """``text`` as plain lines: HTML (or entity-escaped HTML, as some job boards' APIs send a
-    description) becomes its text with each paragraph, heading and list item on a line of
-    its own; other text keeps its lines, its character references ("R&amp;D") read."""
-    if not _MARKUP.search(text):
-        if not _ESCAPED_MARKUP.search(text):
-            return html.unescape(text) if "&" in text else text
-        text = html.unescape(text)
-    import html_text  # lxml-backed; only a description with markup needs it
-
-    return html_text.extract_text(text, guess_layout=True)
 
 
 def sentences(text: str) -> list[str]:

@@ -1,0 +1,146 @@
+"""A text as its readers will read it. What is stored is read back through HTML (the admin,
+a browser), through html-text (qualify's prompt reads a posting's description so), as a URL
+and as a JSON or program string; a credential written behind any of these encodings is a
+credential all the same (docs/security.md).
+
+``plain`` is the model's reading of a description. ``readings`` gives every reading the
+secrets screen scans, each with where each of its characters came from in the text as given,
+so that a credential found in a decoded reading is redacted in the original.
+"""
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+# A closing tag or a line break marks a text as HTML; "<5 years" or "<3" alone does not.
+_MARKUP = re.compile(r"</[a-z][a-z0-9]*\s*>|<br\s*/?>", re.IGNORECASE)
+_ESCAPED_MARKUP = re.compile(r"&lt;/[a-z][a-z0-9]*\s*&gt;|&lt;br\s*/?&gt;", re.IGNORECASE)
+
+# Only these characters start an encoding; a text with none is read as written.
+_ENCODED = re.compile(r"[&%<\\]")
+# html.unescape's own grammar of a character reference, one reference at a time.
+_ENTITY = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]{1,31};?)")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+# \uXXXX, \UXXXXXXXX, \u{X…} (JavaScript), \xXX and JSON's \/.
+_ESCAPE = re.compile(
+    r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|u\{([0-9A-Fa-f]{1,6})\}|x([0-9A-Fa-f]{2})|(/))"
+)
+_TAG = re.compile(r"<(?:/?[A-Za-z][^<>]*|!--.*?--|![A-Za-z][^<>]*)>", re.DOTALL)
+# Double and triple escaping ("&amp;#95;", "%2525") is undone one layer a round.
+MAX_ROUNDS = 4
+
+Origin = list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way of reading a text, and for each of its characters the span of the text as
+    given that it came from."""
+
+    text: str
+    origin: Origin
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the text as given that ``text[start:end]`` was read from."""
+        return self.origin[start][0], self.origin[end - 1][1]
+
+
+def plain(text: str) -> str:
+    """``text`` as plain lines: HTML (or entity-escaped HTML, as some job boards' APIs send a
+    description) becomes its text with each paragraph, heading and list item on a line of
+    its own; other text keeps its lines, its character references ("R&amp;D") read."""
+    if not _MARKUP.search(text):
+        if not _ESCAPED_MARKUP.search(text):
+            return html.unescape(text) if "&" in text else text
+        text = html.unescape(text)
+    import html_text  # lxml-backed; only a description with markup needs it
+
+    return html_text.extract_text(text, guess_layout=True)
+
+
+def has_markup(text: str) -> bool:
+    """Whether ``plain`` reads ``text`` as HTML."""
+    return bool(_MARKUP.search(text) or _ESCAPED_MARKUP.search(text))
+
+
+def _substitute(
+    pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str], reading: Reading
+) -> Reading:
+    """``reading`` with each match of ``pattern`` replaced, each new character tracing back
+    to the whole of what it replaced."""
+    text, origin = reading.text, reading.origin
+    pieces: list[str] = []
+    new_origin: Origin = []
+    last = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        new = replace(match)
+        if new == match.group():
+            continue
+        pieces.append(text[last:start])
+        new_origin.extend(origin[last:start])
+        pieces.append(new)
+        whole = (origin[start][0], origin[end - 1][1])
+        new_origin.extend([whole] * len(new))
+        last = end
+    if not pieces:
+        return reading
+    pieces.append(text[last:])
+    new_origin.extend(origin[last:])
+    return Reading("".join(pieces), new_origin)
+
+
+def _escape(match: re.Match[str]) -> str:
+    if match.group(5):
+        return "/"
+    code = int(next(g for g in match.groups()[:4] if g), 16)
+    # A lone surrogate or a code point past Unicode is no character: left as written.
+    if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+        return match.group()
+    return chr(code)
+
+
+def _entity(match: re.Match[str]) -> str:
+    return html.unescape(match.group())
+
+
+def _percent(match: re.Match[str]) -> str:
+    return unquote(match.group(), errors="replace")
+
+
+def _decoded(reading: Reading, tag: str) -> Reading:
+    """``reading`` with entities, escapes, percent-encoding and tags (replaced by ``tag``)
+    undone, layer after layer."""
+    for _ in range(MAX_ROUNDS):
+        before = reading.text
+        if "&" in reading.text:
+            reading = _substitute(_ENTITY, _entity, reading)
+        if "\\" in reading.text:
+            reading = _substitute(_ESCAPE, _escape, reading)
+        if "%" in reading.text:
+            reading = _substitute(_PERCENT, _percent, reading)
+        if "<" in reading.text:
+            reading = _substitute(_TAG, lambda _: tag, reading)
+        if reading.text == before:
+            break
+    return reading
+
+
+def readings(text: str) -> list[Reading]:
+    """``text`` as given, then each different decoded reading of it: tags dropped (a token
+    split by empty markup joins up) and tags read as spaces (as a browser shows blocks)."""
+    given = Reading(text, [(i, i + 1) for i in range(len(text))])
+    found = [given]
+    if _ENCODED.search(text):
+        for tag in ("", " "):
+            reading = _decoded(given, tag)
+            if all(reading.text != seen.text for seen in found):
+                found.append(reading)
+    return found
+
+
+def may_be_encoded(text: str) -> bool:
+    """Whether ``text`` holds a character that starts an encoding ``readings`` undoes."""
+    return bool(_ENCODED.search(text))
