@@ -50,14 +50,49 @@ class MemoryQuerySet(SoftDeleteQuerySet):
     def update(self, **kwargs: Any) -> int:
         frozen = sorted(set(kwargs) & set(FROZEN_FIELDS))
         if frozen:
-            raise TypeError(
-                f"{', '.join(frozen)} never change in place; use memory.services.correct()"
-            )
+            raise TypeError(f"{', '.join(frozen)} never change in place; {_INSTEAD}")
         return super().update(**kwargs)
+
+    def redact(self, pk: int, texts: dict[str, str], *, actor: str) -> None:
+        """The one in-place rewrite of a fact (ADR 0012): its free texts with each credential
+        replaced by ``[redacted: <kind>]``, the columns derived from them recomputed, and the
+        vector dropped for re-indexing. memory.services.redact is its one caller."""
+        unknown = sorted(set(texts) - set(REDACTABLE_FIELDS))
+        if unknown:
+            raise TypeError(f"{', '.join(unknown)} are not a fact's free texts")
+        rows = self.model.all_objects
+        row = rows.get(pk=pk)
+        unmarked = [n for n, new in texts.items() if new != getattr(row, n) and REDACTED not in new]
+        if unmarked:
+            raise TypeError(f"{', '.join(unmarked)} change in place only to redact a credential")
+        values: dict[str, Any] = dict(texts)
+        text = texts.get("text", row.text)
+        company = texts.get("company", row.company)
+        company_key = textmod.company_key(company) if company else None
+        fact_key = textmod.fact_key(text=text, kind=row.kind, company_key=company_key)
+        values.update(
+            company_key=company_key or None,
+            fact_key=fact_key,
+            terms=" ".join(textmod.tokens(text)),
+            vector_id=None,
+            indexed_at=None,
+        )
+        twin = rows.alive().filter(fact_key=fact_key).exclude(pk=pk).values_list("pk", flat=True)
+        twin_pk = twin.first()
+        if row.deleted_at is None and twin_pk is not None:
+            # Redacted, two facts can read the same; the live-copy constraint keeps one.
+            values.update(
+                deleted_at=timezone.now(),
+                delete_reason=f"redacted: the same fact as {twin_pk}",
+                deleted_by=actor,
+            )
+        # Past update()'s guard, on purpose and only here: the texts were checked above.
+        SoftDeleteQuerySet.update(rows.filter(pk=pk), **values)
 
 
 # What a fact says and where it sits in history: written once, at insert. A correction is a
-# new row (services.correct), so these are never updated, whoever calls save() or update().
+# new row (services.correct), so these are never updated, whoever calls save() or update();
+# only a redaction rewrites them (MemoryQuerySet.redact, ADR 0012).
 FROZEN_FIELDS = (
     "text",
     "kind",
@@ -69,6 +104,12 @@ FROZEN_FIELDS = (
     "supersedes_id",
     "terms",
 )
+
+# A fact's free texts, each of which a credential may have got into before the screen knew it.
+REDACTABLE_FIELDS = ("text", "company", "ref", "delete_reason", "created_by", "deleted_by")
+# What memory.credentials.redacted puts where a credential was: "[redacted: <kind>]".
+REDACTED = "[redacted: "
+_INSTEAD = "use memory.services.correct() (a credential: memory.services.redact())"
 
 
 class Memory(SoftDeleteModel):
@@ -173,9 +214,7 @@ class Memory(SoftDeleteModel):
         if loaded and not self._state.adding:
             changed = [name for name, value in loaded.items() if getattr(self, name) != value]
             if changed:
-                raise TypeError(
-                    f"{', '.join(changed)} never change in place; use memory.services.correct()"
-                )
+                raise TypeError(f"{', '.join(changed)} never change in place; {_INSTEAD}")
         super().save(*args, **kwargs)
 
     def delete(self, *args: Any, **kwargs: Any) -> NoReturn:  # type: ignore[override]

@@ -1,26 +1,24 @@
 """Credentials that got in before the screen knew them: found in every stored text, and
 redacted in place with no copy left behind (docs/security.md).
 
-`karani secrets` and the admin's page call ``find``; `karani secrets --redact` and the admin's
-action call ``redact``. Redaction is the one in-place edit karani allows: each credential's
-span becomes ``[redacted: <kind>]``, the facts' derived columns (terms, company key, fact key)
-follow, an audit record names who, when, which rows and fields and which kinds, the semantic
-index re-indexes the facts, and the database is compacted so no dead copy stays on disk.
+`karani secrets` and the admin's page reach ``find`` through ``memory.selectors``;
+`karani secrets --redact` and the admin's action reach ``redact`` through ``memory.services``.
+Redaction is the one in-place edit karani allows (ADR 0012): each credential's span becomes
+``[redacted: <kind>]``, the facts' derived columns (terms, company key, fact key) follow
+(``Memory.all_objects.redact``, the model's one path past its guard), an audit record names
+who, when, which rows and fields and which kinds, the semantic index re-indexes the facts,
+and the database is compacted so no dead copy stays on disk.
 """
 
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.contrib.admin.models import LogEntry
-from django.db import connection, models, transaction
-from django.utils import timezone
+from django.db import connection, transaction
 
 from memory import compaction, credentials, index, stored_texts
-from memory import text as textmod
-from memory.models import Memory, Redaction
+from memory.models import REDACTABLE_FIELDS, Memory, Redaction
 from memory.stored_texts import ModelTexts, StoredText
-
-MEMORY_FIELDS = ("text", "company", "ref", "delete_reason", "created_by", "deleted_by")
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ class MemoryTexts(ModelTexts):
     def __init__(self) -> None:
         super().__init__(
             "memory",
-            [(Memory, MEMORY_FIELDS), (LogEntry, ("object_repr", "change_message"))],
+            [(Memory, REDACTABLE_FIELDS), (LogEntry, ("object_repr", "change_message"))],
         )
         self.actor = ""
         self.facts: list[int] = []
@@ -54,37 +52,9 @@ class MemoryTexts(ModelTexts):
         for item, text in facts:
             by_row.setdefault(item.row_id, {})[item.field] = text
         for pk, new in by_row.items():
-            _rewrite_fact(pk, new, actor=self.actor)
+            Memory.all_objects.redact(pk, new, actor=self.actor)
         self.facts = sorted(by_row)
         return tables + ([Memory._meta.db_table] if by_row else [])
-
-
-def _rewrite_fact(pk: int, new: dict[str, str], *, actor: str) -> None:
-    row = Memory.all_objects.get(pk=pk)
-    values: dict[str, Any] = dict(new)
-    text = new.get("text", row.text)
-    company = new.get("company", row.company)
-    company_key = textmod.company_key(company) if company else None
-    fact_key = textmod.fact_key(text=text, kind=row.kind, company_key=company_key)
-    values.update(
-        company_key=company_key or None,
-        fact_key=fact_key,
-        terms=" ".join(textmod.tokens(text)),
-        vector_id=None,
-        indexed_at=None,
-    )
-    twin = (
-        Memory.objects.filter(fact_key=fact_key).exclude(pk=pk).values_list("pk", flat=True)
-    ).first()
-    if row.deleted_at is None and twin is not None:
-        # Redacted, two facts can read the same; the live-copy constraint keeps one.
-        values.update(
-            deleted_at=timezone.now(),
-            delete_reason=f"redacted: the same fact as {twin}",
-            deleted_by=actor,
-        )
-    # The one in-place edit karani allows: past Memory's frozen-field guard on purpose.
-    models.QuerySet(Memory).filter(pk=pk).update(**values)
 
 
 _memory_texts = MemoryTexts()

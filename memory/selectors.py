@@ -1,4 +1,5 @@
-"""The one door for reads from memory: recall, get_fact, list_facts (validated like writes)."""
+"""The one door for reads from memory: recall, get_fact, list_facts (validated like writes),
+and the credentials found in stored texts."""
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -6,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from memory import index, keyword, modes
+from memory import index, keyword, modes, redaction
 from memory.errors import FactNotFound, MemoryInputError
 from memory.models import Kind, Memory, Source
 
@@ -165,3 +166,9 @@ def list_facts(
     if company is not None:
         rows = rows.filter(company_key=clean_company(company)[1])
     return rows
+
+
+def stored_credentials() -> list[redaction.Finding]:
+    """Every stored text the current secrets screen flags, by table, row id, field and kinds;
+    never the value (memory.services.redact replaces them)."""
+    return redaction.find()

@@ -1,4 +1,5 @@
-"""The one door for writes to memory: remember, forget, correct, and bulk import/export.
+"""The one door for writes to memory: remember, forget, correct, redact, and bulk
+import/export.
 
 Keyword-only; everything is validated before the database is touched (ADR 0004).
 """
@@ -9,14 +10,14 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from memory import index
+from memory import index, redaction
 from memory.credentials import find_secrets
 from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
 
 # Kind and Source are part of the door's vocabulary: callers (qualify) name them as
 # services.Kind / services.Source and never import memory.models.
 from memory.ledger import RememberResult, index_on_commit, write_fact
-from memory.models import Kind, Memory, Source
+from memory.models import Kind, Memory, Redaction, Source
 
 # The rules a write follows, re-exported for qualify's own fields (company names, credentials):
 # qualify reaches memory only through the modules memory publishes (ADR 0010).
@@ -57,6 +58,7 @@ __all__ = [
     "has_control_chars",
     "import_facts",
     "iter_all_facts",
+    "redact",
     "refuse_secrets",
     "remember",
     "restore_facts",
@@ -167,3 +169,10 @@ def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
     transaction.on_commit(lambda: index.removed([old.pk]))
     index_on_commit([result.id])
     return result.memory
+
+
+def redact(*, actor: str = "") -> Redaction | None:
+    """Replace each credential the screen finds in any stored text by ``[redacted: <kind>]``,
+    in place, with an audit record and no copy left behind (ADR 0012); None when nothing was
+    flagged."""
+    return redaction.redact(actor=clean_actor(actor))

@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from ledger_helpers import child_env, karani, one_line_error
 
-from memory import redaction
+from memory import selectors
 from memory import text as textmod
 from memory.models import Memory, Redaction
 from qualify.models import Company, Outcome, Posting, Profile, Qualification
@@ -83,7 +83,7 @@ def test_it_lists_every_planted_credential_without_its_value_and_redacts_them(pl
 
     out, code = _call("--redact", "--json")
     assert code == 0 and TOKEN not in out and PASSWORD not in out
-    assert redaction.find() == []
+    assert selectors.stored_credentials() == []
     fact = Memory.all_objects.get(pk=planted["live"])
     assert fact.text == "Recruiter pasted [redacted: github-pat] into the chat"
     assert fact.fact_key == textmod.fact_key(text=fact.text, kind="note", company_key=None)
@@ -187,7 +187,7 @@ def test_the_admin_lists_and_redacts_for_superusers_only(client, planted):
     client.force_login(staff)
     assert client.get(url).status_code == 403
     assert client.post(url).status_code == 403
-    assert redaction.find()  # the staff user redacted nothing
+    assert selectors.stored_credentials()  # the staff user redacted nothing
 
     client.force_login(root)
     page = client.get(url)
@@ -199,7 +199,7 @@ def test_the_admin_lists_and_redacts_for_superusers_only(client, planted):
 
     done = client.post(url, follow=True)
     assert done.status_code == 200 and "secrets-none" in done.content.decode()
-    assert redaction.find() == []
+    assert selectors.stored_credentials() == []
     (audit,) = Redaction.objects.all()
     assert audit.actor == "root"
     log = client.get(f"/admin/memory/redaction/{audit.pk}/change/").content.decode()

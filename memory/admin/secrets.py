@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from memory import redaction
+from memory import selectors, services
 from memory.models import Redaction
 
 
@@ -52,7 +52,7 @@ class RedactionAdmin(admin.ModelAdmin):
         if not (request.user.is_active and request.user.is_superuser):
             raise PermissionDenied
         if request.method == "POST":
-            record = redaction.redact(actor=request.user.get_username())
+            record = services.redact(actor=request.user.get_username())
             if record is None:
                 messages.info(request, "Nothing to redact.")
             else:
@@ -64,6 +64,6 @@ class RedactionAdmin(admin.ModelAdmin):
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": "Credentials in stored texts",
-            "findings": redaction.find(),
+            "findings": selectors.stored_credentials(),
         }
         return TemplateResponse(request, "admin/memory/redaction/secrets.html", context)

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from memory import redaction
+from memory import selectors, services
 from memory.management.base import KaraniCommand
 
 
@@ -21,10 +21,10 @@ class Command(KaraniCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        found = [f.to_dict() for f in redaction.find()]
+        found = [f.to_dict() for f in selectors.stored_credentials()]
         if opts["redact"] and found:
-            record = redaction.redact(actor="cli")
-            left = [f.to_dict() for f in redaction.find()]
+            record = services.redact(actor="cli")
+            left = [f.to_dict() for f in selectors.stored_credentials()]
             payload = {"redacted": found, "audit_id": record.pk if record else None, "left": left}
             lines = [self._line(f, "redacted") for f in found]
             lines.append(f"redacted {len(found)} stored texts (audit record {payload['audit_id']})")
