@@ -24,3 +24,14 @@ worker_class = "sync"
 # connection; more workers than cores measured worse here (more wake-ups and context
 # switches), even though recall spends part of its time waiting on the database.
 workers = multiprocessing.cpu_count()
+
+# gunicorn answers a request line over 4094 bytes with its own HTML 414, before the app. At 0
+# its C parser (gunicorn-h1c) stops at 1 MiB instead, so the app answers a URL over
+# memory.api.transport.MAX_URL_BYTES (32 KiB) with its JSON 414; the pure-Python parser has
+# no cap at 0, so without gunicorn-h1c the largest finite limit stays.
+try:
+    import gunicorn_h1c  # noqa: F401
+
+    limit_request_line = 0
+except ImportError:
+    limit_request_line = 8190

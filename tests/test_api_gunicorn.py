@@ -8,6 +8,8 @@ worker at once; oversized and too-deeply nested bodies are answered in the one J
 import json
 import subprocess
 import sys
+from http.client import HTTPConnection
+from urllib.parse import quote
 
 import pytest
 from api_helpers import GUNICORN_CONF, api_token, gunicorn, http
@@ -119,3 +121,54 @@ def test_a_500_is_logged_with_its_traceback_and_answered_in_the_one_shape(ledger
     assert "Traceback (most recent call last)" in text
     assert "RuntimeError: injected fault" in text
     assert text.count("Internal Server Error") == 1  # logged once, not again by Django
+
+
+def _chunked(port: int, path: str, token: str, body: bytes) -> tuple[int, str, bytes]:
+    """One POST whose body goes in chunks (no Content-Length), as streaming clients send it."""
+    conn = HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        pieces = (body[i : i + 7] for i in range(0, len(body), 7))
+        headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        conn.request("POST", path, body=pieces, headers=headers, encode_chunked=True)
+        response = conn.getresponse()
+        return response.status, response.getheader("Content-Type", ""), response.read()
+    finally:
+        conn.close()
+
+
+def test_a_chunked_body_is_read_as_any_other(ledger_env, tmp_path):
+    token = api_token("streamer", ledger_env, "--writer")
+    decision = {
+        "external_id": "https://jobs.example.com/chunked/1",
+        "company": "Acme",
+        "title": "SRE",
+        "verdict": "rejected",
+        "fit_score": 20,
+        "prompt_version": "chunked-v1",
+        "reasons": "on-call every other week",
+    }
+    too_big = json.dumps({"text": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)})
+    with gunicorn(ledger_env, tmp_path / "gunicorn.log") as port:
+        fact = _chunked(port, "/api/memories", token, b'{"text": "Likes chunked Go"}')
+        decided = _chunked(port, "/api/decisions", token, json.dumps(decision).encode())
+        history = http(port, "GET", f"/api/decisions?external_id={decision['external_id']}", token)
+        over = _chunked(port, "/api/memories", token, too_big.encode())
+    assert fact[0] == 201, fact[2]
+    assert decided[0] == 201, decided[2]
+    assert json.loads(history[2])["decisions"][0]["reasons"] == "on-call every other week"
+    assert (over[0], over[1]) == (413, "application/json")
+    assert json.loads(over[2])["error"]["code"] == "request_too_large"
+
+
+def test_a_long_url_the_schema_allows_is_answered_and_a_longer_one_is_a_json_414(
+    ledger_env, tmp_path
+):
+    token = api_token("longurl", ledger_env)
+    # q at its 2,000-character limit, each character 12 bytes percent-encoded: 24 KB.
+    longest = "/api/memories/recall?q=" + quote("😀" * 2000) + "&company=" + quote("é" * 200)
+    with gunicorn(ledger_env, tmp_path / "gunicorn.log") as port:
+        allowed = http(port, "GET", longest, token)
+        over = http(port, "GET", "/api/memories/recall?q=" + "a" * 40_000, token)
+    assert allowed[0] == 200, allowed[2][:300]
+    assert (over[0], over[1]) == (414, "application/json"), over[2][:300]
+    assert json.loads(over[2])["error"]["code"] == "uri_too_long"

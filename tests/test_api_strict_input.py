@@ -173,3 +173,28 @@ def test_every_moment_in_every_answer_ends_in_z(writer, fact_id, settings):
     assert any(".period." in p for p in paths)
     assert any(".recent[0].created_at" in p for p in paths)
     assert [(p, s) for p, s in found if not s.endswith("Z")] == []
+
+
+def test_a_chunked_body_the_server_cannot_dechunk_is_a_json_411(writer):
+    # runserver (like this test client) hands Django the chunks undecoded, with no
+    # wsgi.input_terminated: reading the body as empty would be a misleading 400.
+    before = _written()
+    response = writer.post(
+        "/api/memories",
+        b'{"text": "Likes Go"}',
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING="chunked",
+    )
+
+    assert response.status_code == 411
+    error = error_of(response)
+    assert error["code"] == "length_required"
+    assert "Content-Length" in error["message"]
+    assert _written() == before
+
+
+def test_a_url_over_the_limit_is_a_json_414(writer):
+    response = writer.get("/api/context", {"company": "Acme", "title": "x" * 40_000})
+
+    assert response.status_code == 414
+    assert error_of(response)["code"] == "uri_too_long"

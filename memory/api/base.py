@@ -10,10 +10,11 @@ from rest_framework import serializers, throttling
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from memory import clock
-from memory.api import exceptions
+from memory.api import exceptions, transport
 from memory.api.parsers import JSONParser
 from memory.api.serializers import ErrorSerializer
 from memory.conf import settings
@@ -53,18 +54,26 @@ class ApiView(APIView):
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Any]:
         return exceptions.handle
 
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # Here, not in initialize_request: DRF answers what this raises in the one shape.
+        transport.check_url(request._request)
+        transport.take_chunked_body(request._request)
+        super().initial(request, *args, **kwargs)
+
 
 # What each error status means in every karani API operation; an API adds its own 404 and 409.
 ERROR_TEXTS = {
     400: "bad input (field errors in error.fields; a refused secret names its type)",
     401: "no or bad credentials",
     403: "authenticated, but not allowed to write",
+    411: "a chunked body on a server that cannot de-chunk it (runserver): send Content-Length",
     413: "the request body is over the upload limit",
+    414: "the URL is over 32 KiB; send long text in a body",
     429: "throttled; see Retry-After",
     503: "the ledger database is unavailable",
 }
 # The errors any operation that takes input can answer.
-ALWAYS = (400, 401, 429, 503)
+ALWAYS = (400, 401, 414, 429, 503)
 
 
 def error_responses(

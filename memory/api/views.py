@@ -198,7 +198,7 @@ class MemoryListApi(ReadWriteApi):
         responses={
             201: OpenApiResponse(OutputSerializer, description="a new fact was stored"),
             200: OpenApiResponse(OutputSerializer, description="already known: touched"),
-            **_errors(403, 413),
+            **_errors(403, 411, 413),
         },
     )
     def post(self, request: Request) -> Response:
@@ -222,7 +222,7 @@ class MemoryDetailApi(ReadWriteApi):
         operation_id="memories_retrieve",
         summary="One fact, live or deleted, with its correction chain",
         parameters=[_ID_PARAM],
-        responses={200: FactDetailSerializer, **error_responses((401, 404, 503), _MEANING)},
+        responses={200: FactDetailSerializer, **error_responses((401, 404, 414, 503), _MEANING)},
     )
     def get(self, request: Request, pk: str) -> Response:
         memory = selectors.get_fact(id=_fact_id(pk))
@@ -233,7 +233,7 @@ class MemoryDetailApi(ReadWriteApi):
         summary="Forget a fact: a soft delete with a reason (JSON body or ?reason=)",
         parameters=[_ID_PARAM, ForgetSerializer],
         request=None,
-        responses={200: FactSerializer, **_errors(403, 404, 409, 413)},
+        responses={200: FactSerializer, **_errors(403, 404, 409, 411, 413)},
     )
     def delete(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
@@ -258,7 +258,7 @@ class MemoryCorrectApi(WriteApi):
         summary="Correct a fact: the old row is soft-deleted, a new one supersedes it",
         parameters=[_ID_PARAM],
         request=InputSerializer,
-        responses={201: FactSerializer, **_errors(403, 404, 409, 413)},
+        responses={201: FactSerializer, **_errors(403, 404, 409, 411, 413)},
     )
     def post(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)

@@ -60,7 +60,7 @@ class ContextApi(QualifyApi):
         operation_id="context_build",
         summary="The same, for the posting's whole text (writes nothing)",
         request=shapes.ContextRequestSerializer,
-        responses={200: shapes.WorkingContextSerializer, **_errors(413)},
+        responses={200: shapes.WorkingContextSerializer, **_errors(411, 413)},
     )
     def post(self, request: Request) -> Response:
         return self._answer(validated(shapes.ContextRequestSerializer, request.data))
@@ -102,7 +102,7 @@ class DecisionApi(WriteApi):
         responses={
             201: OpenApiResponse(shapes.DecisionSerializer, description="a new decision"),
             200: OpenApiResponse(shapes.DecisionSerializer, description="an exact repeat"),
-            **_errors(403, 409, 413),
+            **_errors(403, 409, 411, 413),
         },
     )
     def post(self, request: Request) -> Response:
@@ -125,7 +125,7 @@ class OutcomeApi(WriteApi):
         responses={
             201: OpenApiResponse(shapes.OutcomeSerializer, description="a new outcome"),
             200: OpenApiResponse(shapes.OutcomeSerializer, description="already recorded"),
-            **_errors(403, 404, 413),
+            **_errors(403, 404, 411, 413),
         },
     )
     def post(self, request: Request) -> Response:
@@ -144,7 +144,7 @@ class FunnelApi(QualifyApi):
     @extend_schema(
         operation_id="funnel_retrieve",
         summary="The funnel per prompt version and the memory arm against the holdout",
-        responses={200: shapes.FunnelSerializer, **error_responses((401, 503), _MEANING)},
+        responses={200: shapes.FunnelSerializer, **error_responses((401, 414, 503), _MEANING)},
     )
     def get(self, request: Request) -> Response:
         report = selectors.funnel_report()
