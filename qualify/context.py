@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory import selectors
-from memory.selectors import modes
-from memory.services import Kind, company_key
+from memory import modes, selectors
+from memory.services import Kind
+from memory.text import company_key
 from qualify.conf import settings
 from qualify.models import MAX_FACTS_PER_DECISION, Posting
 from qualify.pieces import Piece, excerpt, matched_words, pieces

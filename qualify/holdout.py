@@ -5,7 +5,7 @@ import secrets
 
 from django.db import transaction
 
-from memory.selectors import modes
+from memory import modes
 from qualify.conf import settings
 from qualify.models import Arm, InstallationSalt, Posting
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from memory.services import has_control_chars
+from memory.text import has_control_chars
 from qualify import remote_policy
 from qualify.context import Subject
 from qualify.credentials import refuse

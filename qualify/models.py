@@ -5,9 +5,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.services import collapse, company_key
 from memory.softdelete import LiveManager, SoftDeleteQuerySet
 from memory.softdelete import SoftDeleteModel as BaseSoftDeleteModel
+from memory.text import collapse, company_key
 from qualify.credentials import check_model
 
 MAX_FACTS_PER_DECISION = 10

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory import services as memory
+from memory.text import has_control_chars
 from qualify.credentials import refuse
 from qualify.errors import PostingNotFound, QualifyError, QualifyInputError
 from qualify.inputs import clean_external_id
@@ -102,7 +103,7 @@ def record_outcome(
     note = " ".join((note or "").split())
     if len(note) > MAX_NOTE_CHARS:
         raise QualifyInputError(f"note is longer than {MAX_NOTE_CHARS} characters", field="note")
-    if memory.has_control_chars(note):
+    if has_control_chars(note):
         raise QualifyInputError("note contains NUL or other control characters", field="note")
     refuse("note", note)
     if occurred_at is not None and occurred_at > timezone.now():

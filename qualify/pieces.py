@@ -8,7 +8,8 @@ from itertools import pairwise
 from typing import Protocol
 
 # The description as the model reads it is the one memory's secrets screen reads too.
-from memory.selectors import collapse, plain, tokens, words
+from memory.selectors import plain
+from memory.text import collapse, tokens, words
 
 # Longer pieces blur what a sentence is about; more pieces cost one recall each.
 MAX_PIECE_CHARS = 300

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from memory import services as memory
-from memory.services import company_key
+from memory.text import company_key
 from qualify import agent, context, llm, verdict, verdict_fact
 from qualify.credentials import first_refusal, withheld_error
 from qualify.errors import QualifyError

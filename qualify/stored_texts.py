@@ -4,8 +4,8 @@ errors, outcome notes, replay answers)."""
 
 from typing import Any
 
-from memory.services import company_key
 from memory.stored_texts import ModelTexts
+from memory.text import company_key
 from qualify.models import (
     Company,
     Outcome,
