@@ -13,9 +13,6 @@ from memory.models import Kind, Memory, Source
 
 # A posting's description as qualify's prompt reads it, which the secrets screen reads too.
 from memory.reading import plain  # noqa: F401
-
-# The words recall matches on, for callers that explain a match (qualify's working context).
-from memory.text import collapse, tokens, words  # noqa: F401
 from memory.validation import (
     DEFAULT_LIMIT,
     clean_choice,

@@ -18,10 +18,6 @@ from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
 # services.Kind / services.Source and never import memory.models.
 from memory.ledger import RememberResult, index_on_commit, write_fact
 from memory.models import Kind, Memory, Redaction, Source
-
-# The rules a write follows, re-exported for qualify's own fields (company names, credentials):
-# qualify reaches memory only through the modules memory publishes (ADR 0010).
-from memory.text import collapse, company_key, has_control_chars
 from memory.transfer import (
     EXPORT_FIELDS,
     ImportReport,
@@ -49,13 +45,10 @@ __all__ = [
     "Source",
     "clean_choice",
     "clean_fit_score",
-    "collapse",
-    "company_key",
     "correct",
     "export_record",
     "find_secrets",
     "forget",
-    "has_control_chars",
     "import_facts",
     "iter_all_facts",
     "redact",
