@@ -11,8 +11,10 @@ empty cache, then loaded from it, each in a fresh process) and remember()'s p50 
 each screen, on a fresh SQLite ledger.
 """
 
+import html
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -42,15 +45,53 @@ def _jsonl(path: Path, key: str = "text") -> list[str]:
         return [json.loads(line)[key] for line in lines if line.strip()]
 
 
+_RUN = re.compile(r"[A-Za-z0-9_+/~.-]{12,}")
+# How a token hides from a screen that reads text as written (issue 43): the middle
+# character of the text's longest token-like run, written another way.
+_ENCODINGS: list[tuple[str, Callable[[str], str]]] = [
+    ("numeric entity", lambda c: f"&#{ord(c)};"),
+    ("hex entity", lambda c: f"&#x{ord(c):x};"),
+    ("empty markup", lambda c: f"<b></b>{c}"),
+    ("unicode escape", lambda c: f"\\u{ord(c):04x}"),
+    ("percent", lambda c: f"%{ord(c):02X}"),
+]
+
+
+def _encoded(texts: list[str]) -> list[str]:
+    """Each text once per encoding, its longest token-like run split by it."""
+    out = []
+    for text in texts:
+        run = max(_RUN.finditer(text), key=lambda m: len(m.group()), default=None)
+        if run is None:
+            continue
+        middle = (run.start() + run.end()) // 2
+        for _, encode in _ENCODINGS:
+            out.append(text[:middle] + encode(text[middle]) + text[middle + 1 :])
+    return out
+
+
+def _as_sent(texts: list[str]) -> list[str]:
+    """Benign texts as job boards and APIs send them: HTML-escaped, in markup, URL-quoted."""
+    return [
+        variant
+        for text in texts
+        for variant in (html.escape(text), f"<p>{html.escape(text)}</p>", quote(text, safe=" "))
+    ]
+
+
 def _sets(paths: list[str]) -> list[tuple[str, bool, list[str]]]:
     """(name, holds credentials, texts) for every set."""
     import test_ledger_secrets as cases
 
+    providers = _jsonl(LABELLED / "providers.jsonl")
+    benign = _jsonl(LABELLED / "benign.jsonl")
     sets = [
-        ("providers' token shapes", True, _jsonl(LABELLED / "providers.jsonl")),
+        ("providers' token shapes", True, providers),
         ("credentials in job-search prose (en/de/fr/es)", True, _jsonl(LABELLED / "prose.jsonl")),
         ("karani tests' credentials", True, [text for text, _ in cases.CREDENTIALS]),
-        ("benign job-search lines (ids, hashes, links)", False, _jsonl(LABELLED / "benign.jsonl")),
+        ("providers' tokens behind an encoding (5 ways)", True, _encoded(providers)),
+        ("benign job-search lines (ids, hashes, links)", False, benign),
+        ("benign lines as sent (escaped, in markup, URL-quoted)", False, _as_sent(benign)),
         ("karani tests' ordinary sentences", False, list(cases.ORDINARY)),
     ]
     jobsearch = BENCH / "data" / "jobsearch.jsonl"

@@ -68,36 +68,41 @@ def normalise(text: str) -> str:
     return _folded(text)[0]
 
 
-def _spans(text: str) -> list[Span]:
-    """What the rules find in ``text`` read as written, by the text's own offsets."""
-    folded, origin = _screened(text)
-    found = scanner.scan(folded) + prose_rules.find(folded)
-    if origin:  # back from folded offsets to the text's own
-        found = [
-            Span(s.kind, origin[s.start], origin[s.end - 1] + 1 if s.end else 0) for s in found
-        ]
-    return found
+def _found(texts: list[str]) -> list[list[Span]]:
+    """What the rules find in each of ``texts`` read as written, by each text's own offsets."""
+    screened = [_screened(text) for text in texts]
+    by_scanner = scanner.scan_many([folded for folded, _ in screened])
+    out = []
+    for (folded, origin), found in zip(screened, by_scanner, strict=True):
+        found = found + prose_rules.find(folded)
+        if origin:  # back from folded offsets to the text's own
+            found = [
+                Span(s.kind, origin[s.start], origin[s.end - 1] + 1 if s.end else 0) for s in found
+            ]
+        out.append(found)
+    return out
 
 
-def _read_spans(text: str) -> list[Span]:
-    """What the rules find in every reading of ``text`` (reading.readings), placed in
-    ``text`` as given: a token behind entities, escapes or markup covers all it was read from."""
+def _read(text: str) -> tuple[list[Span], list[str]]:
+    """What the rules find in every reading of ``text`` (reading.readings), placed in ``text``
+    as given (a token behind entities, escapes or markup covers all it was read from); and
+    the kinds found in the description as the model reads it (HTML read by html-text), whose
+    offsets do not lead back to the text."""
     if not reading.may_be_encoded(text):
-        return _spans(text)
-    found = []
-    for way in reading.readings(text):
-        for span in _spans(way.text):
-            if span.end > span.start:
-                found.append(Span(span.kind, *way.span(span.start, span.end)))
-    return found
-
-
-def _model_kinds(text: str) -> list[str]:
-    """What the rules find in the description as the model reads it (HTML read by html-text),
-    whose offsets do not lead back to the text."""
-    if not reading.has_markup(text):
-        return []
-    return [span.kind for span in _spans(reading.plain(text))]
+        return _found([text])[0], []
+    ways = reading.readings(text)
+    texts = [way.text for way in ways]
+    model = reading.plain(text) if reading.has_markup(text) else None
+    if model is not None and " ".join(model.split()) in {" ".join(t.split()) for t in texts}:
+        model = None  # read the same as a reading already scanned
+    found = _found(texts + ([model] if model is not None else []))
+    spans = [
+        Span(span.kind, *way.span(span.start, span.end))
+        for way, in_way in zip(ways, found, strict=False)
+        for span in in_way
+        if span.end > span.start
+    ]
+    return spans, [span.kind for span in found[-1]] if model is not None else []
 
 
 def _merged(found: list[Span]) -> list[Span]:
@@ -117,7 +122,7 @@ def find_spans(text: str) -> list[Span]:
     """Every credential in ``text``: its kind and its place in ``text`` as given, in order,
     overlapping findings merged (the first kind found at a place names it). When redacting
     those places would still leave one to some reader, the whole text is the one span."""
-    merged = _merged(_read_spans(text))
+    merged = _merged(_read(text)[0])
     if not reading.may_be_encoded(text):
         return merged
     left = find_secrets(_replaced(text, merged))
@@ -127,8 +132,8 @@ def find_spans(text: str) -> list[Span]:
 def find_secrets(text: str) -> list[str]:
     """Every credential kind found in ``text`` as any reader reads it, deduplicated, in a
     stable order."""
-    kinds = [span.kind for span in _read_spans(text)] + _model_kinds(text)
-    return list(dict.fromkeys(kinds))
+    spans, model_kinds = _read(text)
+    return list(dict.fromkeys([span.kind for span in spans] + model_kinds))
 
 
 def _replaced(text: str, spans: list[Span]) -> str:

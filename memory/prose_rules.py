@@ -9,6 +9,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 from memory.scanner import Span
 
@@ -143,13 +144,19 @@ def _value(match: re.Match[str]) -> tuple[str, int, int]:
     return value, start, start + len(value)
 
 
+def _unquoted(value: str) -> str:
+    # A URL-quoted word ("oubli%C3%A9") is judged as the word it spells, not by its escapes.
+    return unquote(value) if "%" in value else value
+
+
 def looks_like_credential(value: str) -> bool:
-    value = value.rstrip(_TRAILING_PUNCT)
+    value = _unquoted(value.rstrip(_TRAILING_PUNCT))
     return len(value) >= 4 and bool(_CREDENTIAL_SHAPE.search(value))
 
 
 def _password_like(value: str) -> bool:
     """A bare word that reads as a password: letters and digits, or letters and symbols."""
+    value = _unquoted(value)
     has_alpha = any(c.isalpha() for c in value)
     return has_alpha and (any(c.isdigit() for c in value) or bool(re.search(r"[^\w]", value)))
 

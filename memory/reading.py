@@ -110,9 +110,10 @@ def _percent(match: re.Match[str]) -> str:
     return unquote(match.group(), errors="replace")
 
 
-def _decoded(reading: Reading, tag: str) -> Reading:
+def _decoded(reading: Reading, tag: str) -> tuple[Reading, bool]:
     """``reading`` with entities, escapes, percent-encoding and tags (replaced by ``tag``)
-    undone, layer after layer."""
+    undone, layer after layer; and whether there was a tag."""
+    tagged = False
     for _ in range(MAX_ROUNDS):
         before = reading.text
         if "&" in reading.text:
@@ -122,10 +123,12 @@ def _decoded(reading: Reading, tag: str) -> Reading:
         if "%" in reading.text:
             reading = _substitute(_PERCENT, _percent, reading)
         if "<" in reading.text:
-            reading = _substitute(_TAG, lambda _: tag, reading)
+            untagged = _substitute(_TAG, lambda _: tag, reading)
+            tagged = tagged or untagged is not reading
+            reading = untagged
         if reading.text == before:
             break
-    return reading
+    return reading, tagged
 
 
 def readings(text: str) -> list[Reading]:
@@ -133,11 +136,15 @@ def readings(text: str) -> list[Reading]:
     split by empty markup joins up) and tags read as spaces (as a browser shows blocks)."""
     given = Reading(text, [(i, i + 1) for i in range(len(text))])
     found = [given]
-    if _ENCODED.search(text):
-        for tag in ("", " "):
-            reading = _decoded(given, tag)
-            if all(reading.text != seen.text for seen in found):
-                found.append(reading)
+    if not _ENCODED.search(text):
+        return found
+    joined, tagged = _decoded(given, "")
+    if joined.text != text:
+        found.append(joined)
+    if tagged:  # the same text with each tag read as a space
+        spaced = _decoded(given, " ")[0]
+        if spaced.text != joined.text:
+            found.append(spaced)
     return found
 
 

@@ -60,6 +60,7 @@ BENIGN = [
     "Digest sha256%3A" + "5f" * 32,
     "Escaped JSON: {\\u0022id\\u0022: \\u0022123e4567-e89b-12d3-a456-426614174000\\u0022}",
     "Series C &mdash; 80M &lt;3 the team",
+    "Le mot de passe oubli%C3%A9 ne marche pas sur leur portail",
 ]
 
 
