@@ -218,15 +218,6 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     }
 }
-SPECTACULAR_SETTINGS = {
-    "TITLE": "karani memory API",
-    "DESCRIPTION": "Remember, recall, list, correct and forget facts in karani's ledger.",
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-}
 
 # An endpoint's model name per side needs an endpoint: a local model takes the prefixes instead.
 _EMBEDDER = _APP_SETTINGS["KARANI_EMBEDDER"]

@@ -25,12 +25,6 @@ STATUS_COLOURS = {"live": "#2e7d32", "superseded": "#8d6e00", "deleted": "#b0002
 # One date format across the list, the fact's page and the CLI.
 DATE_FORMAT = "%Y-%m-%d %H:%M"
 
-admin.site.site_header = "karani administration"
-admin.site.site_title = "karani admin"
-admin.site.index_title = "The memory ledger"
-# The app list beside every page takes a fifth of a laptop screen from the memories list.
-admin.site.enable_nav_sidebar = False
-
 
 def _when(moment: datetime.datetime | None) -> str:
     return "-" if moment is None else timezone.localtime(moment).strftime(DATE_FORMAT)

@@ -1,14 +1,17 @@
 """The API's one error shape, ``{"error": {"code", "message", "fields"}}``, for every failure."""
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import resolve
+from django.urls import URLPattern, URLResolver, get_resolver, re_path, resolve
+from django.urls.exceptions import Resolver404
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
@@ -95,14 +98,76 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response:
     return response
 
 
+def _is_api_view(view: Callable) -> bool:
+    view_class = getattr(view, "view_class", None)
+    return getattr(view, "karani_api", False) or getattr(view_class, "karani_api", False)
+
+
+def _under_an_api_include(resolver: URLResolver, path: str) -> bool:
+    """Whether ``path`` lies under the prefix of an include whose own patterns are karani's API
+    views (memory's or qualify's URLs, under whatever prefix and in whatever order)."""
+    for pattern in resolver.url_patterns:
+        if not isinstance(pattern, URLResolver):
+            continue
+        match = pattern.pattern.match(path)
+        if match is None:
+            continue
+        own = [p.callback for p in pattern.url_patterns if isinstance(p, URLPattern)]
+        if any(_is_api_view(view) for view in own) or _under_an_api_include(pattern, match[0]):
+            return True
+    return False
+
+
 def _for_the_api(request: HttpRequest) -> bool:
-    """Whether the path is the API's, under whatever prefix the project included it."""
+    """Whether the path is the API's: one of its endpoints, or any other path under the prefix
+    the project included karani's API at."""
+    urlconf = getattr(request, "urlconf", None)
     try:
-        match = resolve(request.path_info, getattr(request, "urlconf", None))
-    except Exception:  # Resolver404, or the broken URLconf this 500 may be about
+        return _is_api_view(resolve(request.path_info, urlconf).func)
+    except Resolver404:
+        pass
+    except Exception:  # the broken URLconf this 500 may be about
         return False
-    view_class = getattr(match.func, "view_class", None)
-    return getattr(match.func, "karani_api", False) or getattr(view_class, "karani_api", False)
+    try:
+        return _under_an_api_include(get_resolver(urlconf), request.path_info.lstrip("/"))
+    except Exception:
+        return False
+
+
+def _other_spelling(path_info: str) -> str:
+    return path_info[:-1] if path_info.endswith("/") else f"{path_info}/"
+
+
+def _in_the_api(view: Callable) -> Callable:
+    """Marks a view that is not a memory.api.base.ApiView: Django's 400, 404 and 500 answer
+    there in the API's shape too."""
+    view.karani_api = True  # type: ignore[attr-defined]
+    return view
+
+
+# Exempt from Django's CSRF check, which would answer a POST here with its HTML 403 page
+# before this view ran; it writes nothing, and the views it hands over to are DRF's own
+# (csrf-exempt too, with DRF's session check answering in JSON).
+@_in_the_api
+@csrf_exempt
+def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    """A path under one of the API's resources that no endpoint answers: the endpoint under its
+    other spelling (with or without the trailing slash, so both work), else the JSON 404."""
+    try:
+        match = resolve(_other_spelling(request.path_info), getattr(request, "urlconf", None))
+    except Resolver404:
+        match = None
+    if match is not None and match.func is not not_found and _is_api_view(match.func):
+        return match.func(request, *match.args, **match.kwargs)
+    message = f"no such API endpoint: {request.path_info}"
+    return JsonResponse(error_body("not_found", message), status=404)
+
+
+def resource(name: str) -> URLPattern:
+    """Every other path under one of the API's resources (``memories``, ``decisions``...): the
+    other spelling or the JSON 404. It matches only its own resource's paths, so the apps'
+    URLs can be included in any order, and a host's own paths beside them still resolve."""
+    return re_path(rf"^{name}(?:/.*)?$", not_found)
 
 
 # Django's 400 and 500 views (a project's handler400/handler500), for failures before any
@@ -120,3 +185,11 @@ def server_error(request: HttpRequest) -> HttpResponse:
         body = error_body("server_error", "internal error; it has been logged")
         return JsonResponse(body, status=500)
     return defaults.server_error(request)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A project's handler404: any path under the API's prefix that matches none of its
+    resources answers the JSON 404 (or the other spelling); Django's page everywhere else."""
+    if _for_the_api(request):
+        return not_found(request)
+    return defaults.page_not_found(request, exception)

@@ -1,6 +1,8 @@
 """Someone else's Django project hosting karani's apps: only what docs/embedding.md requires.
 
-No KARANI_* settings, no REST_FRAMEWORK, no CACHES: every karani setting takes its default.
+No KARANI_* settings, no CACHES, no SPECTACULAR_SETTINGS: every karani setting takes its
+default. The test picks the URLconf (karani's two includes in either order) and whether the
+optional API docs are installed through the environment.
 """
 
 import os
@@ -24,6 +26,11 @@ INSTALLED_APPS = [
     "memory",
     "qualify",
 ]
+# The optional schema and docs, set up as docs/embedding.md says.
+API_DOCS = os.environ.get("HOSTPROJECT_API_DOCS") == "1"
+if API_DOCS:
+    INSTALLED_APPS += ["drf_spectacular", "drf_spectacular_sidecar"]
+    REST_FRAMEWORK = {"DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema"}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -35,7 +42,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "hostproject.urls"
+ROOT_URLCONF = os.environ.get("HOSTPROJECT_URLCONF", "hostproject.urls")
 WSGI_APPLICATION = "hostproject.wsgi.application"
 
 TEMPLATES = [
