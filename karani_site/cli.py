@@ -18,6 +18,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _summary(name: str, app: str) -> str:
+    # Django loads only once a command runs, so `karani --version` answers without it.
     from django.core.management import load_command_class
 
     text = " ".join(str(load_command_class(app, name).help).split())
@@ -26,6 +27,7 @@ def _summary(name: str, app: str) -> str:
 
 
 def _print_help() -> None:
+    # Django loads only once a command runs, so `karani --version` answers without it.
     import django
     from django.core.management import get_commands
 
@@ -50,6 +52,7 @@ def _print_help() -> None:
 def run(argv: list[str], *, karani_help: bool = False) -> None:
     """Django's command line (or, with ``karani_help``, karani's own help), failures in one line."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
+    # After the settings module is named, and only once a command runs (not for --version).
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import BaseCommand, ManagementUtility, get_commands
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv if argv is None else argv)[1:]
     first = args[0] if args else "--help"
     if first in ("--version", "-V"):
+        # Reads the installed package's metadata, which only --version needs.
         from karani_site.version import VERSION
 
         sys.stdout.write(f"{PROG} {VERSION}\n")

@@ -1,6 +1,8 @@
 from django.apps import AppConfig
+from django.core import checks
 
 from memory import modes
+from memory.checks import check_schema_class, check_settings
 
 
 class MemoryConfig(AppConfig):
@@ -9,10 +11,6 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.core import checks
-
-        from memory.checks import check_schema_class, check_settings
-
         checks.register(check_settings)
         checks.register(check_schema_class)
 

@@ -15,6 +15,8 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 
+from django.db import connection
+
 log = logging.getLogger("karani.memory")
 
 Indexer = Callable[[list[int]], None]
@@ -29,8 +31,6 @@ class _Worker:
         self.thread.start()
 
     def _run(self) -> None:
-        from django.db import connection
-
         while True:
             batches = [self.pending.get()]
             # Whatever queued meanwhile goes in the same forward pass of the embedder.

@@ -25,6 +25,7 @@ def check_schema_class(
     """The API's schema view (with drf_spectacular installed) needs drf-spectacular's class."""
     if not apps.is_installed("drf_spectacular"):
         return []
+    # drf_spectacular is an app the host may leave out: imported only when it is installed.
     from drf_spectacular.openapi import AutoSchema
     from rest_framework.settings import api_settings
 

@@ -57,7 +57,7 @@ def redacted(memory_ids: Sequence[int]) -> None:
     made several), the store's table is vacuumed so no payload keeps the old text, and the
     live ones are indexed again from their new text."""
     if modes.current() == modes.MEM0 and memory_ids:
-        from memory.semantic.guard import guarded
+        from memory.semantic.guard import guarded  # mem0 mode only (optional extra)
 
         ids = list(memory_ids)
         _safely(lambda: guarded(lambda client: _purge(client, ids)), "could not purge rows")
@@ -65,6 +65,7 @@ def redacted(memory_ids: Sequence[int]) -> None:
 
 
 def _purge(client: Any, ids: list[int]) -> None:
+    # mem0 mode only: psycopg costs every basic-mode CLI start-up about 0.2 s.
     import psycopg
     from psycopg import sql
 
@@ -96,6 +97,7 @@ def nearest_many(
     of each side with ``per_side``; None to fall back."""
     if modes.current() != modes.MEM0:
         return None
+    # mem0 mode only: the semantic index loads the optional memory extra.
     from memory.semantic.encoder import embed_queries
     from memory.semantic.guard import guarded
     from memory.semantic.search import nearest_many

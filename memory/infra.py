@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
+
 PROFILES = ("local-llm",)
 VECTOR_DSN = "postgresql://karani:karani@127.0.0.1:5433/karani_vectors"
 OLLAMA_URL = "http://127.0.0.1:11434"
@@ -39,8 +41,6 @@ def up_command(*, compose: Path, profile: str | None) -> list[str]:
 
 
 def _postgres_answers() -> bool:
-    import psycopg
-
     try:
         psycopg.connect(VECTOR_DSN, connect_timeout=2).close()
     except psycopg.Error:

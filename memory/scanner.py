@@ -52,6 +52,7 @@ def kind_of(rule_id: str) -> str:
 
 @lru_cache(maxsize=1)
 def rules() -> "Rules":
+    # Kingfisher's native library loads on the first screened text, not on every start-up.
     from kingfisher_sdk import Rules
 
     path = cache_dir()
@@ -63,6 +64,7 @@ def rules() -> "Rules":
 
 @lru_cache(maxsize=1)
 def _scanner() -> "Scanner":
+    # Kingfisher's native library loads on the first screened text, not on every start-up.
     from kingfisher_sdk import Scanner
 
     # dedup off: the same token in two texts is two findings, each text judged alone.
@@ -135,7 +137,7 @@ def scan_many(texts: list[str]) -> list[list[Span]]:
 
 def describe() -> str:
     """One line for `karani doctor`: the library, its version, its rules and their cache."""
-    from kingfisher_sdk import __version__
+    from kingfisher_sdk import __version__  # as rules() and _scanner(): on first use only
 
     loaded = rules()
     return (

@@ -5,6 +5,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from stop_words import get_stop_words
+
 MAX_TEXT_CHARS = 2000
 MAX_TOKEN_CHARS = 64
 MAX_QUERY_TOKENS = 32
@@ -32,8 +34,6 @@ KEPT_WORDS = frozenset(
 
 @lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
-    from stop_words import get_stop_words
-
     stop = {word for phrase in get_stop_words("english") for word in words(phrase)}
     return frozenset(stop - KEPT_WORDS)
 

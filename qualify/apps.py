@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.core import checks
+
+from qualify.conf import check_settings
 
 
 class QualifyConfig(AppConfig):
@@ -7,11 +10,6 @@ class QualifyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registered once the apps are loaded, as Django's own checks are.
-        from django.core import checks
-
-        from qualify.conf import check_settings
-
         checks.register(check_settings)
         # memory never imports qualify: it learns about decisions through this registry.
         from memory import attribution, mcp_registry, stored_texts

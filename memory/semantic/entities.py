@@ -41,7 +41,7 @@ def pipeline() -> Any:
         with _lock:
             if _nlp is None:
                 try:
-                    import spacy
+                    import spacy  # the memory extra's, and slow to import: on first use
 
                     _nlp = spacy.load(MODEL, exclude=_UNUSED)
                 except Exception as exc:

@@ -17,7 +17,7 @@ from memory.errors import first_line
 from memory.models import Memory
 from memory.semantic import client as clientmod
 from memory.semantic import config as cfgmod
-from memory.semantic import encoder, identity
+from memory.semantic import encoder, entities, identity
 from memory.semantic.config import SemanticUnavailable
 from memory.semantic.reindex import pending_count
 
@@ -128,8 +128,6 @@ def _embedder(report: Report) -> None:
 
 
 def _entity_model(report: Report) -> None:
-    from memory.semantic import entities
-
     try:
         report.add("entity model", True, entities.status())
     except Exception as exc:

@@ -20,7 +20,7 @@ class QualifyCommand(KaraniCommand):
 
     def progress(self, label: str, *, disable: bool) -> "Progress":
         """A progress bar on stderr; rich is imported only by the commands that draw one."""
-        from rich import progress
+        from rich import progress  # only the commands that draw a bar pay for rich
         from rich.console import Console
 
         return progress.Progress(
