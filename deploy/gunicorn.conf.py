@@ -7,8 +7,8 @@
 Sync workers, one per core, chosen with bench/api_bench.py (figures in docs/benchmarks.md).
 A sync worker waits on its one client, so put a buffering proxy (nginx) in front when clients
 are slow or far away; without one, ``GUNICORN_CMD_ARGS="--threads 4"`` switches to gthread.
-gunicorn-h1c (a dev dependency) gives gunicorn its C request parser, which the default
-``http_parser = "auto"`` uses when it is installed.
+gunicorn is one of karani's dependencies; gunicorn-h1c (optional, in the dev extra) gives it
+its C request parser, which the default ``http_parser = "auto"`` uses when it is installed.
 
 Workers share nothing in memory: throttle counts live in the ledger database's cache table
 (settings.CACHES), so the documented rate holds across workers and hosts.
