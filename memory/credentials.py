@@ -92,9 +92,7 @@ def _read(text: str) -> tuple[list[Span], list[str]]:
         return _found([text])[0], []
     ways = reading.readings(text)
     texts = [way.text for way in ways]
-    model = reading.plain(text) if reading.has_markup(text) else None
-    if model is not None and " ".join(model.split()) in {" ".join(t.split()) for t in texts}:
-        model = None  # read the same as a reading already scanned
+    model = reading.model_reading(text, ways)
     found = _found(texts + ([model] if model is not None else []))
     spans = [
         Span(span.kind, *way.span(span.start, span.end))

@@ -293,6 +293,8 @@ def find(text: str) -> list[Span]:
     for kind, pattern, triggers in _SHAPES:
         if not _triggered(lowered, triggers):
             continue
+        if pattern is _URI and "@" not in text:  # most links carry no user; this one needs it
+            continue
         for match in pattern.finditer(text):
             if "value" in pattern.groupindex:
                 value = match.group("value")

@@ -27,7 +27,11 @@ _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _ESCAPE = re.compile(
     r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|u\{([0-9A-Fa-f]{1,6})\}|x([0-9A-Fa-f]{2})|(/))"
 )
-_TAG = re.compile(r"<(?:/?[A-Za-z][^<>]*|!--.*?--|![A-Za-z][^<>]*)>", re.DOTALL)
+# A tag, a comment, or a script or style element whole (html-text drops their content).
+_TAG = re.compile(
+    r"<(script|style)\b[^<>]*>.*?</\1\s*>|<(?:/?[A-Za-z][^<>]*|!--.*?--|![A-Za-z][^<>]*)>",
+    re.DOTALL | re.IGNORECASE,
+)
 # Double and triple escaping ("&amp;#95;", "%2525") is undone one layer a round.
 MAX_ROUNDS = 4
 
@@ -60,9 +64,17 @@ def plain(text: str) -> str:
     return html_text.extract_text(text, guess_layout=True)
 
 
-def has_markup(text: str) -> bool:
-    """Whether ``plain`` reads ``text`` as HTML."""
-    return bool(_MARKUP.search(text) or _ESCAPED_MARKUP.search(text))
+def model_reading(text: str, readings: list["Reading"]) -> str | None:
+    """``plain(text)`` when it may read differently from ``readings`` (those of ``text``);
+    None when it cannot: html-text reads each tag as nothing or as a line break, so when
+    reading every tag as nothing and as a space gives the same words (each tag stands
+    between words), its reading has those words too."""
+    if not (_MARKUP.search(text) or _ESCAPED_MARKUP.search(text)):
+        return None
+    if len(readings) < 3:  # a tag-as-space reading was not needed
+        return None
+    model = plain(text)
+    return None if _words(model) in {_words(r.text) for r in readings} else model
 
 
 def _substitute(
@@ -143,9 +155,13 @@ def readings(text: str) -> list[Reading]:
         found.append(joined)
     if tagged:  # the same text with each tag read as a space
         spaced = _decoded(given, " ")[0]
-        if spaced.text != joined.text:
+        if _words(spaced.text) != _words(joined.text):
             found.append(spaced)
     return found
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def may_be_encoded(text: str) -> bool:
