@@ -1,32 +1,26 @@
 """Decisions made by an outside pipeline (the API and MCP doors): the posting, keyed by the
-caller's external id, the decision event and its one verdict fact, written as qualify writes
-its own. The database's constraints settle races between identical writers."""
+caller's external id, the decision event and its one verdict fact, written in one transaction
+by qualify's one writer (qualify.writer), as qualify writes its own."""
 
-import logging
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from memory import selectors as memory_selectors
 from memory import services as memory
-from qualify import holdout, inputs, verdict_fact
+from qualify import holdout, inputs, writer
 from qualify.errors import DecisionConflict, QualifyInputError
 from qualify.models import (
     MAX_FACTS_PER_DECISION,
     MAX_WHY_CHARS,
     Arm,
-    DecisionFact,
-    Posting,
     Qualification,
     Remote,
     Verdict,
 )
-from qualify.outcomes import remember_after
-from qualify.services import company_named
+from qualify.writer import Decided
 
-log = logging.getLogger("karani.qualify")
+__all__ = ["Decided", "record_decision"]
 
 MAX_REASONS_CHARS = 300
 MAX_MODEL_CHARS = 200
@@ -34,30 +28,6 @@ MAX_MODEL_CHARS = 200
 POSTING_FIELDS = ("role_category", "location", "remote", "salary", "description", "url")
 # Identical writers racing: each lost race is retried once it can see the winner's rows.
 ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class Decided:
-    qualification: Qualification
-    created: bool  # False: an exact repeat, nothing was written
-    replaced: int | None = None  # the earlier live verdict this one superseded
-    fact_error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        q = self.qualification
-        return {
-            "id": q.pk,
-            "created": self.created,
-            "external_id": q.posting.external_id,
-            "posting_id": q.posting_id,
-            "verdict": q.verdict,
-            "fit_score": q.fit_score,
-            "prompt_version": q.prompt_version,
-            "arm": q.arm,
-            "fact_ids": list(q.fact_ids),
-            "replaced": self.replaced,
-            "fact_error": self.fact_error,
-        }
 
 
 def _clean_facts(fact_ids: Any, facts: Any) -> dict[int, str]:
@@ -159,19 +129,11 @@ def record_decision(
     for _ in range(ATTEMPTS):
         try:
             with transaction.atomic():
-                done = _write(external_id, company, title, fields, decision, chosen, model)
-            break
+                return _write(external_id, company, title, fields, decision, chosen, model)
         except IntegrityError:
-            # Another writer committed this posting or its verdict first; the next pass
-            # sees its rows and answers from them.
+            # Another writer created this posting first; the next pass finds it, locked.
             continue
-    else:
-        raise DecisionConflict(f"posting {external_id!r} is being decided by other writers; retry")
-    if done.created:
-        # After the commit, so no memory failure can undo the decision (and on PostgreSQL a
-        # savepoint would cost two more round trips than this one autocommitted write).
-        return _verdict_fact(done)
-    return done
+    raise DecisionConflict(f"posting {external_id!r} is being decided by other writers; retry")
 
 
 def _write(
@@ -183,19 +145,18 @@ def _write(
     chosen: dict[int, str],
     model: str,
 ) -> Decided:
-    posting = Posting.objects.select_related("company").filter(external_id=external_id).first()
+    posting = writer.locked_posting(external_id=external_id)
     live = None
     if posting is None:
         fields = {**fields, "remote": fields["remote"] or Remote.UNKNOWN}
-        posting = Posting.objects.create(
-            company=company_named(company), title=title, external_id=external_id, **fields
+        posting = writer.new_posting(
+            company=company, title=title, external_id=external_id, **fields
         )
     else:
-        live = Qualification.objects.decided().filter(posting=posting).first()
+        live = writer.live_verdict(posting)
     if live is not None:
-        live.posting = posting
         if _same(live, decision):
-            return Decided(qualification=live, created=False)
+            return writer.repeat(live)
         if live.prompt_version == decision["prompt_version"]:
             raise DecisionConflict(
                 f"posting {external_id!r} already has a {live.verdict} verdict (fit "
@@ -208,42 +169,6 @@ def _write(
             f"posting {external_id!r} is held out from memory: its decision carries no facts",
             field="fact_ids",
         )
-    if live is not None:
-        # Re-judged under a new prompt version: the funnel counts the new verdict only.
-        Qualification.objects.filter(pk=live.pk).update(deleted_at=timezone.now())
-    q = Qualification.objects.create(
-        posting=posting, arm=arm, fact_count=len(chosen), model_name=model, **decision
-    )
-    DecisionFact.objects.bulk_create(
-        DecisionFact(qualification=q, memory_id=fact_id, why=why) for fact_id, why in chosen.items()
-    )
-    return Decided(qualification=q, created=True, replaced=live.pk if live else None)
-
-
-def _verdict_fact(done: Decided) -> Decided:
-    """The verdict fact (best effort, as qualify's own); a replaced verdict's fact is forgotten
-    so memory holds one verdict per posting."""
-    q = done.qualification
-    posting = q.posting
-    if done.replaced is not None:
-        for old in memory_selectors.list_facts().filter(ref=f"qualification:{done.replaced}"):
-            remember_after_forget(old.pk, reason=f"re-judged as qualification {q.pk}")
-    fact_error = remember_after(
-        f"verdict fact for qualification {q.pk}",
-        text=verdict_fact.compose(
-            verdict=q.verdict, fit_score=q.fit_score, criteria={}, posting=posting, profile=None
-        ),
-        kind=memory.Kind.PREFERENCE,
-        company=posting.company.name,
-        source=memory.Source.VERDICT,
-        fit_score=q.fit_score,
-        ref=f"qualification:{q.pk}",
-    )
-    return Decided(q, created=True, replaced=done.replaced, fact_error=fact_error)
-
-
-def remember_after_forget(memory_id: int, *, reason: str) -> None:
-    try:
-        memory.forget(id=memory_id, reason=reason, actor="qualify")
-    except Exception as exc:  # the decision stands; a stale verdict fact is only logged
-        log.warning("verdict fact %s not forgotten (%s)", memory_id, exc)
+    # Re-judged under a new prompt version: the funnel counts the new verdict only.
+    values = {**decision, "arm": arm, "fact_count": len(chosen), "model_name": model}
+    return writer.write(posting=posting, values=values, shown=chosen, replacing=live)

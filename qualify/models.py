@@ -212,6 +212,9 @@ class Qualification(SoftDeleteModel):
     model_name = models.CharField(max_length=200, blank=True, default="")
     latency_ms = models.PositiveIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True, default="")
+    # The memory fact that says this verdict (written with it, qualify.writer); twin postings'
+    # verdicts may share one. A plain id: qualify reads memory through its services only.
+    verdict_fact_id = models.BigIntegerField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = LiveManager.from_queryset(QualificationQuerySet)()
@@ -261,6 +264,12 @@ class Qualification(SoftDeleteModel):
                 fields=["-created_at", "-id"],
                 condition=Q(deleted_at__isnull=True, verdict__isnull=False),
                 name="qualify_qualif_live_newest",
+            ),
+            # Re-judging: does another live verdict still stand on the replaced one's fact?
+            models.Index(
+                fields=["verdict_fact_id"],
+                condition=Q(deleted_at__isnull=True, verdict_fact_id__isnull=False),
+                name="qualify_qualif_live_by_vfact",
             ),
         ]
 

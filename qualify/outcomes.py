@@ -10,10 +10,11 @@ from django.utils import timezone
 
 from memory import services as memory
 from memory.text import has_control_chars
+from qualify import writer
 from qualify.credentials import refuse
 from qualify.errors import PostingNotFound, QualifyError, QualifyInputError
 from qualify.inputs import clean_external_id
-from qualify.models import Outcome, Posting, Qualification, Stage
+from qualify.models import Outcome, Posting, Stage
 
 log = logging.getLogger("karani.qualify")
 
@@ -114,9 +115,12 @@ def record_outcome(
     same = Outcome.objects.select_related("posting").filter(posting=posting, stage=stage, note=note)
     if (earlier := same.first()) is not None:
         return Recorded(outcome=earlier, created=False)
-    qualification = Qualification.objects.decided().filter(posting=posting).first()
     try:
         with transaction.atomic():
+            # The posting's row lock waits out a re-judging, so the outcome is credited to the
+            # verdict that is live when it commits (qualify.writer).
+            posting = writer.locked_posting(pk=posting.pk, with_company=False) or posting
+            qualification = writer.live_verdict(posting)
             outcome = Outcome.objects.create(
                 posting=posting,
                 qualification=qualification,

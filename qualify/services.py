@@ -8,31 +8,28 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from memory import services as memory
-from memory.text import company_key
-from qualify import agent, context, llm, verdict, verdict_fact
+from qualify import agent, context, llm, verdict, writer
 from qualify.credentials import first_refusal, withheld_error
 from qualify.errors import QualifyError
 from qualify.few_shot import FewShotPool
 from qualify.models import (
     MAX_WHY_CHARS,
     PROFILE_TEXT_FIELDS,
-    Company,
-    DecisionFact,
     Mode,
     Posting,
     Profile,
     Qualification,
 )
-from qualify.outcomes import Recorded, record_outcome, remember_after
+from qualify.outcomes import Recorded, record_outcome
 from qualify.postings import PostingRowError
 from qualify.postings import clean as clean_posting
 from qualify.preparation import prepare_prompt
+from qualify.writer import company_named
 
 log = logging.getLogger("karani.qualify")
 
 # The door's names that live in their own modules.
-__all__ = ["QualifyError", "Recorded", "prepare_prompt", "record_outcome"]
+__all__ = ["QualifyError", "Recorded", "company_named", "prepare_prompt", "record_outcome"]
 
 # A dead LLM is not worth timeout x postings of waiting (memory failures never count).
 MAX_ENDPOINT_FAILURES_IN_A_ROW = 3
@@ -51,11 +48,6 @@ class ImportReport:
             "rejected": len(self.rejected),
             "rejects": [{"line": n, "error": e} for n, e in self.rejected],
         }
-
-
-def company_named(name: str) -> Company:
-    """The live company with this name (case and spacing ignored), created if needed."""
-    return Company.objects.get_or_create(name_key=company_key(name), defaults={"name": name})[0]
 
 
 def import_postings(*, records: Iterable[tuple[int, Any]]) -> ImportReport:
@@ -132,48 +124,37 @@ def qualify_posting(
     facts = prepared.facts or asked.facts
     memory_error = prepared.memory_error or next(iter(asked.memory_errors), None)
     decision = verdict.decide(asked.criteria) if asked.criteria is not None else None
+    shown = {f.id: f.why[:MAX_WHY_CHARS] for f in facts}
+    values = {
+        # No decision: the model's defaults (no verdict, no score, no reasons).
+        **(asdict(decision) if decision else {}),
+        "criteria": asked.criteria or {},
+        "prompt_version": version.name,
+        "mode": Mode.AGENT if version.agent else Mode.SINGLE,
+        "arm": prepared.arm,
+        "fact_ids": [f.id for f in facts],
+        "fact_count": len(facts),
+        "model_name": client.config.model[:200],
+        "latency_ms": round(client.elapsed_ms),
+        "error": withheld_error(asked.error)[:500],
+    }
     try:
         with transaction.atomic():
-            q = Qualification.objects.create(
-                posting=posting,
-                # No decision: the model's defaults (no verdict, no score, no reasons).
-                **(asdict(decision) if decision else {}),
-                criteria=asked.criteria or {},
-                prompt_version=version.name,
-                mode=Mode.AGENT if version.agent else Mode.SINGLE,
-                arm=prepared.arm,
-                fact_ids=[f.id for f in facts],
-                fact_count=len(facts),
-                model_name=client.config.model[:200],
-                latency_ms=round(client.elapsed_ms),
-                error=withheld_error(asked.error)[:500],
-            )
-            DecisionFact.objects.bulk_create(
-                DecisionFact(qualification=q, memory_id=f.id, why=f.why[:MAX_WHY_CHARS])
-                for f in {f.id: f for f in facts}.values()
-            )
+            locked = writer.locked_posting(pk=posting.pk)
+            if locked is None:
+                raise QualifyError(f"posting {posting.pk} was deleted meanwhile; skipped")
+            if decision and writer.live_verdict(locked) is not None:
+                raise QualifyError(
+                    f"posting {posting.pk} got a verdict from another run meanwhile; skipped"
+                )
+            done = writer.write(posting=locked, values=values, shown=shown, profile=profile)
     except IntegrityError:
         raise QualifyError(
             f"posting {posting.pk} got a verdict from another run meanwhile; skipped"
         ) from None
-    fact_error = None
-    if decision:
-        fact_error = remember_after(
-            f"verdict fact for qualification {q.pk}",
-            text=verdict_fact.compose(
-                verdict=q.verdict,
-                fit_score=q.fit_score,
-                criteria=q.criteria,
-                posting=posting,
-                profile=profile,
-            ),
-            kind=memory.Kind.PREFERENCE,
-            company=posting.company.name,
-            source=memory.Source.VERDICT,
-            fit_score=q.fit_score,
-            ref=f"qualification:{q.pk}",
-        )
-    return Qualified(qualification=q, memory_error=memory_error, fact_error=fact_error)
+    return Qualified(
+        qualification=done.qualification, memory_error=memory_error, fact_error=done.fact_error
+    )
 
 
 def pending_postings(*, posting_id: int | None = None, limit: int | None = None) -> list[Posting]:

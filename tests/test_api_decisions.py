@@ -75,6 +75,8 @@ def test_it_records_the_posting_the_decision_and_one_verdict_fact(writer, facts)
         "arm": "none",
         "fact_ids": facts,
         "replaced": None,
+        "verdict_fact_id": verdict_facts()[0].pk,
+        "fact_written": True,
         "fact_error": None,
     }
     posting = Posting.objects.get()
@@ -92,22 +94,39 @@ def test_it_records_the_posting_the_decision_and_one_verdict_fact(writer, facts)
 
 
 @pytest.mark.django_db(transaction=True)  # autocommit, as in a server: no test transaction
-def test_a_verdict_fact_the_database_refuses_leaves_the_decision_standing(writer, monkeypatch):
-    # An injected fault: the fact's write fails inside the database after the decision's
-    # commit; on PostgreSQL a failure inside the decision's transaction would abort it.
+def test_a_verdict_fact_the_database_refuses_leaves_the_decision_and_a_repeat_writes_it(
+    writer, monkeypatch
+):
+    # An injected fault: the fact's write fails inside the database, inside the decision's
+    # transaction; on PostgreSQL that would abort the transaction but for the savepoint.
     def failing_write(*args, **kwargs):
         with connection.cursor() as cursor:
             cursor.execute("SELECT no_such_column FROM memories")
 
-    monkeypatch.setattr(memory, "write_fact", failing_write)
-
-    response = writer.post("/api/decisions", decision(), format="json")
+    with monkeypatch.context() as faults:
+        faults.setattr(memory, "write_fact", failing_write)
+        response = writer.post("/api/decisions", decision(), format="json")
 
     assert response.status_code == 201, response.content
-    assert "no_such_column" in response.json()["fact_error"]
+    body = response.json()
+    assert "no_such_column" in body["fact_error"]
+    assert (body["verdict_fact_id"], body["fact_written"]) == (None, False)
     q = Qualification.objects.get()
     assert (q.verdict, q.posting.external_id) == ("rejected", URL)
     assert verdict_facts() == []
+
+    again = writer.post("/api/decisions", decision(), format="json")
+
+    assert again.status_code == 200, again.content
+    (fact,) = verdict_facts()
+    assert again.json() == {
+        **body,
+        "created": False,
+        "verdict_fact_id": fact.pk,
+        "fact_written": True,
+        "fact_error": None,
+    }
+    assert fact.ref == f"qualification:{q.pk}"
 
 
 def test_an_exact_repeat_is_a_200_that_writes_nothing(writer, facts):
@@ -117,7 +136,7 @@ def test_an_exact_repeat_is_a_200_that_writes_nothing(writer, facts):
     again = writer.post("/api/decisions", decision(fact_ids=facts), format="json")
 
     assert (first.status_code, again.status_code) == (201, 200)
-    assert again.json() == {**first.json(), "created": False}
+    assert again.json() == {**first.json(), "created": False, "fact_written": False}
     after = counts(), Qualification.all_objects.count(), DecisionFact.objects.count()
     assert after == before
     assert Memory.objects.get(source="verdict").seen_count == 1  # not even touched
@@ -204,7 +223,11 @@ def test_a_rerun_with_other_reasons_or_facts_is_a_repeat_and_the_first_stands(wr
         "/api/decisions", decision(reasons="other words", fact_ids=facts), format="json"
     )
 
-    assert rerun.status_code == 200 and rerun.json() == {**first, "created": False}
+    assert rerun.status_code == 200 and rerun.json() == {
+        **first,
+        "created": False,
+        "fact_written": False,
+    }
     assert Qualification.objects.get().reasons == "weekly pager"
     assert DecisionFact.objects.count() == 1
 

@@ -141,8 +141,14 @@ class DecisionSerializer(serializers.Serializer):
     replaced = serializers.IntegerField(
         allow_null=True, help_text="the earlier verdict this one superseded"
     )
+    verdict_fact_id = serializers.IntegerField(
+        allow_null=True, help_text="the memory fact that says this verdict (null: not written)"
+    )
+    fact_written = serializers.BooleanField(
+        help_text="this call wrote the verdict fact (on a repeat: it was missing)"
+    )
     fact_error = serializers.CharField(
-        allow_null=True, help_text="the verdict fact was not written (memory outage)"
+        allow_null=True, help_text="the verdict fact was not written (memory outage); repeat"
     )
 
 
