@@ -1,4 +1,5 @@
-"""Normalisation and tokenisation shared by validation, dedupe and keyword recall."""
+"""The text policy every door applies (``refusal``, ``normalise``), and the normalisation
+and tokenisation shared by validation, dedupe and keyword recall."""
 
 import hashlib
 import re
@@ -11,7 +12,6 @@ MAX_TEXT_CHARS = 2000
 MAX_TOKEN_CHARS = 64
 MAX_QUERY_TOKENS = 32
 
-_WS = re.compile(r"\s+")
 # \w is Unicode-aware in Python 3, so "Zürich" and "東京" are single words; apostrophes and
 # hyphens split words, which keeps matching word-anchored ("own" never hits "ownership").
 _WORD = re.compile(r"\w+")
@@ -39,8 +39,9 @@ def stopwords() -> frozenset[str]:
 
 
 def collapse(text: str) -> str:
-    """NFC, whitespace collapsed to single spaces, trimmed."""
-    return _WS.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    """One line under the text policy: NFC, invisible characters dropped, whitespace
+    collapsed to single spaces, trimmed."""
+    return normalise(text, multiline=False)
 
 
 def company_key(name: str) -> str:
@@ -68,18 +69,6 @@ def tokens(text: str) -> list[str]:
     return list(dict.fromkeys(word for word in words(text) if word not in stop))
 
 
-def has_control_chars(text: str) -> bool:
-    # Newlines and tabs are ordinary in a note; everything else in category C* (NUL, escape
-    # sequences, bidi overrides, zero-width spaces, unassigned code points) is refused, except
-    # a joiner doing its job (see _is_joining). A printable string holds no C* character.
-    return not text.isprintable() and any(
-        unicodedata.category(ch).startswith("C")
-        and ch not in "\n\t"
-        and not (ch in _JOINERS and _is_joining(text, i))
-        for i, ch in enumerate(text)
-    )
-
-
 # Zero-width non-joiner and joiner: emoji sequences need ZWJ (the technologist emoji is
 # woman + ZWJ + laptop), and Persian, Hindi and other scripts spell words with either.
 _JOINERS = "\u200c\u200d"
@@ -94,3 +83,100 @@ def _is_joining(text: str, i: int) -> bool:
     return all(
         not ch.isascii() and not ch.isspace() and ch not in _JOINERS for ch in (before, after)
     )
+
+
+# --- The text policy: what every door does to text before anything reads or stores it ----
+# (docs/security.md, "Text as it arrives"). Job boards send CRLF, tabs, soft hyphens, BOMs and
+# non-breaking spaces: those are normalised. What no honest text carries is refused, with one
+# message naming the field, the character and where it is.
+
+# CRLF, a lone CR, Word's manual line break (VT), a page break (FF) and Unicode's line and
+# paragraph separators all end a line.
+LINE_BREAKS = "\r\x0b\x0c\u2028\u2029"
+_LINE_BREAK = re.compile(r"\r\n|[\r\x0b\x0c\u2028\u2029]")
+# A tab and every Unicode space separator (no-break, narrow no-break, figure, thin, hair,
+# em, ideographic, ...) read as one plain space.
+SPACES = (
+    "\t\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u202f\u205f\u3000"
+)
+# Invisible characters with no job in stored text are dropped: soft hyphen, Mongolian vowel
+# separator, zero-width space, left-to-right, right-to-left and Arabic letter marks, word
+# joiner, the invisible operators, and the BOM (zero-width no-break space).
+INVISIBLE = "\u00ad\u180e\u200b\u200e\u200f\u061c\u2060\u2061\u2062\u2063\u2064\ufeff"
+# Bidi embeddings, overrides and isolates reorder how text displays (Trojan Source).
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+# Characters the policy keeps, drops or rewrites although Unicode files them under C or Z.
+_HANDLED = frozenset("\n" + LINE_BREAKS + SPACES + INVISIBLE + _JOINERS)
+_TO_SPACE = str.maketrans(dict.fromkeys(SPACES, " ") | dict.fromkeys(INVISIBLE))
+# What is left after removing the handled characters is printable unless something is refused.
+_UNPRINTABLE_HANDLED = str.maketrans(dict.fromkeys(_HANDLED))
+_KINDS = {
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Cs": "a lone surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned character",
+}
+
+
+def refused_kind(char: str) -> str | None:
+    """What makes ``char`` refused ("a control character"), or None when the policy takes it.
+
+    Refused: C0 and C1 controls other than the line breaks and the tab, bidi controls, the
+    other format characters (tags, interlinear annotations, ...), surrogates, private use
+    and code points this Python's Unicode database leaves unassigned (noncharacters too)."""
+    if char in _HANDLED:
+        return None
+    if char in BIDI_CONTROLS:
+        return "a bidi control"
+    return _KINDS.get(unicodedata.category(char))
+
+
+def find_refused(text: str) -> tuple[int, str, str] | None:
+    """The first refused character of ``text``: (position counting from 1, the character,
+    its kind), or None."""
+    if text.translate(_UNPRINTABLE_HANDLED).isprintable():  # the common case, at C speed
+        return None
+    for index, char in enumerate(text):
+        kind = refused_kind(char)
+        if kind is not None:
+            return index + 1, char, kind
+    return None
+
+
+def refusal(text: str, *, field: str) -> str | None:
+    """The one message for a refused character in ``field``, or None when ``text`` is taken."""
+    found = find_refused(text)
+    if found is None:
+        return None
+    position, char, kind = found
+    return f"{field} contains {kind} U+{ord(char):04X} at position {position}; remove it"
+
+
+def normalise(text: str, *, multiline: bool) -> str:
+    """``text`` as it is stored, indexed and deduplicated: line breaks as LF, tabs and Unicode
+    spaces as a plain space, invisible characters dropped (a joiner only where it joins),
+    NFC; trimmed, and one line with single spaces unless ``multiline``. Call it on text that
+    ``refusal`` has passed."""
+    text = _LINE_BREAK.sub("\n", text).translate(_TO_SPACE)
+    if "\u200c" in text or "\u200d" in text:
+        text = "".join(
+            ch for i, ch in enumerate(text) if ch not in _JOINERS or _is_joining(text, i)
+        )
+    text = unicodedata.normalize("NFC", text)
+    return text.strip() if multiline else " ".join(text.split())
+
+
+def refused_ranges() -> list[tuple[int, int]]:
+    """Every refused code point as inclusive (first, last) ranges, for schema patterns; it
+    reads the whole Unicode database (about 0.3 s), so call it once, at schema time."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x110000):
+        if refused_kind(chr(code)) is None:
+            continue
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return ranges

@@ -248,7 +248,9 @@ def _restore_row(record: Any) -> Memory:
     if deleted_at is not None and not reason.strip():
         raise MemoryInputError("a deleted row needs its delete_reason")
     if reason:
-        reason = clean_text(reason, what="delete_reason", max_chars=MAX_REASON_CHARS)
+        reason = clean_text(
+            reason, what="delete_reason", max_chars=MAX_REASON_CHARS, multiline=False
+        )
         refuse_secrets(reason, what="delete_reason")
     supersedes = record["supersedes"]
     if supersedes is not None and (

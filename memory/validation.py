@@ -35,29 +35,37 @@ class CleanFact:
 def _string(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise MemoryInputError(f"{what} must be a string", field=what)
-    if textmod.has_control_chars(value):
-        raise MemoryInputError(f"{what} contains NUL or other control characters", field=what)
+    message = textmod.refusal(value, field=what)
+    if message:
+        raise MemoryInputError(message, field=what)
     return value
 
 
-def clean_text(value: Any, *, what: str = "text", max_chars: int = textmod.MAX_TEXT_CHARS) -> str:
-    stripped = _string(value, what).strip()
-    if not stripped:
+def clean_text(
+    value: Any,
+    *,
+    what: str = "text",
+    max_chars: int = textmod.MAX_TEXT_CHARS,
+    multiline: bool = True,
+) -> str:
+    """A text field under the text policy (memory.text): refused characters raise, the rest
+    is normalised; a single-line field is collapsed to one line of single spaces."""
+    clean = textmod.normalise(_string(value, what), multiline=multiline)
+    if not clean:
         raise MemoryInputError(f"{what} is empty", field=what)
-    if len(stripped) > max_chars:
+    if len(clean) > max_chars:
         raise MemoryInputError(
-            f"{what} is {len(stripped)} characters; the limit is {max_chars}", field=what
+            f"{what} is {len(clean)} characters; the limit is {max_chars}", field=what
         )
-    return stripped
+    return clean
 
 
 def clean_company(value: Any) -> tuple[str | None, str | None]:
     """(display name, key) for a company, or (None, None) for global."""
     if value is None:
         return None, None
-    _string(value, "company")
-    display = textmod.collapse(value)
-    key = textmod.company_key(value)
+    display = textmod.normalise(_string(value, "company"), multiline=False)
+    key = textmod.company_key(display)
     if not key:
         raise MemoryInputError(
             "company name is empty after normalisation; omit it for a global fact", field="company"
@@ -91,19 +99,19 @@ def clean_fit_score(value: Any) -> int | None:
 def clean_ref(value: Any) -> str | None:
     if value is None or value == "":
         return None
-    return clean_text(value, what="ref", max_chars=MAX_REF_CHARS)
+    return clean_text(value, what="ref", max_chars=MAX_REF_CHARS, multiline=False)
 
 
 def clean_reason(value: Any) -> str:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise MemoryInputError("a reason is required", field="reason")
-    return clean_text(value, what="reason", max_chars=MAX_REASON_CHARS)
+    return clean_text(value, what="reason", max_chars=MAX_REASON_CHARS, multiline=False)
 
 
 def clean_actor(value: Any, *, what: str = "actor") -> str:
     if not value:
         return ""
-    actor = _string(value, what)[:MAX_ACTOR_CHARS]
+    actor = textmod.normalise(_string(value, what), multiline=False)[:MAX_ACTOR_CHARS]
     refuse_secrets(actor, what=what)
     return actor
 

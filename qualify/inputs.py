@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from memory.text import has_control_chars
+from memory.text import normalise, refusal
 from qualify import remote_policy
 from qualify.context import Subject
 from qualify.credentials import refuse
@@ -28,14 +28,16 @@ def max_chars(name: str) -> int:
 
 
 def clean_text(value: Any, *, name: str, limit: int | None = None, required: bool = False) -> str:
-    """A text field: a string without control characters or credentials, within its limit."""
+    """A text field under memory's text policy (refused characters raise, the rest is
+    normalised), without credentials, within its limit."""
     if value is None:
         value = ""
     if not isinstance(value, str):
         raise QualifyInputError(f"{name} must be a string", field=name)
-    text = value.strip() if name in MULTILINE else " ".join(value.split())
-    if has_control_chars(text):
-        raise QualifyInputError(f"{name} contains NUL or other control characters", field=name)
+    message = refusal(value, field=name)
+    if message:
+        raise QualifyInputError(message, field=name)
+    text = normalise(value, multiline=name in MULTILINE)
     if required and not text:
         raise QualifyInputError(f"{name} is empty", field=name)
     limit = limit or max_chars(name)

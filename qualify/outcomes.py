@@ -9,11 +9,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory import services as memory
-from memory.text import has_control_chars
 from qualify import writer
-from qualify.credentials import refuse
 from qualify.errors import PostingNotFound, QualifyError, QualifyInputError
-from qualify.inputs import clean_external_id
+from qualify.inputs import clean_external_id, clean_text
 from qualify.models import Outcome, Posting, Stage
 
 log = logging.getLogger("karani.qualify")
@@ -99,14 +97,7 @@ def record_outcome(
         raise QualifyInputError(
             f"unknown stage {stage!r}; use one of: {', '.join(Stage.values)}", field="stage"
         )
-    if not isinstance(note if note is not None else "", str):
-        raise QualifyInputError("note must be a string", field="note")
-    note = " ".join((note or "").split())
-    if len(note) > MAX_NOTE_CHARS:
-        raise QualifyInputError(f"note is longer than {MAX_NOTE_CHARS} characters", field="note")
-    if has_control_chars(note):
-        raise QualifyInputError("note contains NUL or other control characters", field="note")
-    refuse("note", note)
+    note = clean_text(note, name="note", limit=MAX_NOTE_CHARS)
     if occurred_at is not None and occurred_at > timezone.now():
         raise QualifyInputError("an outcome cannot be in the future", field="occurred_at")
     if external_id is not None:

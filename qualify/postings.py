@@ -3,6 +3,7 @@ Each record comes with the line it started on, so a bad row is reported and the 
 """
 
 import csv
+import io
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -12,6 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
+from memory.text import normalise, refusal
 from qualify import remote_policy
 from qualify.credentials import first_refusal
 from qualify.errors import QualifyError
@@ -48,7 +50,8 @@ class PostingRowError(ValueError):
 def read_records(path: Path) -> Iterable[tuple[int, Any]]:
     """``(line, record)`` pairs; a row that cannot be parsed comes as a PostingRowError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a file saved by Excel or Notepad starts with a BOM, not with "company".
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise PostingFileError(f"{path} is not UTF-8 text") from None
     readers = {".csv": _csv_records, ".jsonl": _jsonl_records, ".json": _json_array_records}
@@ -58,7 +61,8 @@ def read_records(path: Path) -> Iterable[tuple[int, Any]]:
 
 
 def _csv_records(text: str) -> Iterator[tuple[int, Any]]:
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    # Rows end at CRLF, CR or LF only (csv's newline=""): a cell's U+2028 or form feed is text.
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     start = 2  # line 1 is the header
     for row in reader:
         if None in row:  # more cells than header columns
@@ -69,7 +73,8 @@ def _csv_records(text: str) -> Iterator[tuple[int, Any]]:
 
 
 def _jsonl_records(text: str) -> Iterator[tuple[int, Any]]:
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines end at LF (a CR before it is JSON whitespace); JSON allows a raw U+2028.
+    for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -97,6 +102,14 @@ def _json_array_records(text: str) -> list[tuple[int, Any]]:
     return list(zip(lines, records, strict=True))
 
 
+def _policy(value: str, name: str, *, multiline: bool) -> str:
+    """``value`` under memory's text policy, or the row's one-line refusal."""
+    message = refusal(value, field=name)
+    if message:
+        raise PostingRowError(message)
+    return normalise(value, multiline=multiline)
+
+
 def _text(record: dict[str, Any], name: str) -> str:
     value = record.get(name)
     if value is None or value == "":
@@ -105,9 +118,7 @@ def _text(record: dict[str, Any], name: str) -> str:
         return ""
     if not isinstance(value, str):
         raise PostingRowError(f"{name} must be text")
-    if "\x00" in value:
-        raise PostingRowError(f"{name} contains a NUL character")
-    value = value.strip() if name == "description" else " ".join(value.split())
+    value = _policy(value, name, multiline=name == "description")
     if name in REQUIRED and not value:
         raise PostingRowError(f"{name} is empty")
     if len(value) > LIMITS[name]:
@@ -122,7 +133,7 @@ def _dealbreakers(value: Any) -> list[str]:
         value = value.split(";")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PostingRowError("dealbreakers must be a list of strings (or 'a; b' in CSV)")
-    items = [" ".join(v.split()) for v in value if v.strip()]
+    items = [item for v in value if (item := _policy(v, "dealbreakers", multiline=False))]
     if len(items) > MAX_DEALBREAKERS:
         raise PostingRowError(f"more than {MAX_DEALBREAKERS} dealbreakers")
     if any(len(v) > MAX_DEALBREAKER_CHARS for v in items):

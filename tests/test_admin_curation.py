@@ -184,7 +184,9 @@ def test_it_shows_any_input_error_on_the_add_form(admin_client):
     response = admin_client.post(ADD, {"text": "A fact \x07 with a bell", "kind": "note"})
 
     assert response.status_code == 200
-    assert "control characters" in str(response.context["form"].errors["text"])
+    assert "text contains a control character U+0007 at position 8; remove it" in str(
+        response.context["form"].errors["text"]
+    )
     assert Memory.all_objects.count() == 0
 
 

@@ -79,9 +79,9 @@ def test_it_rejects_a_malformed_fact_with_field_errors(writer, body, field):
 @pytest.mark.parametrize(
     ("body", "field", "words"),
     [
-        ({"text": "bell \x07 char"}, "text", "text contains NUL or other control characters"),
-        ({"text": "Likes Rust", "company": "Acme\x07"}, "company", "control characters"),
-        ({"text": "Likes Rust", "ref": "job:\x1b42"}, "ref", "ref contains NUL"),
+        ({"text": "bell \x07 char"}, "text", "text contains a control character U+0007 at"),
+        ({"text": "Likes Rust", "company": "Acme\x07"}, "company", "a control character"),
+        ({"text": "Likes Rust", "ref": "job:\x1b42"}, "ref", "ref contains a control character"),
     ],
 )
 def test_it_passes_on_the_services_refusal_under_its_field(writer, body, field, words):

@@ -45,8 +45,12 @@ PAYLOADS = {
     "company credential": ("Acme password=hunter22", r"credential"),
     "ref credential": (GITHUB, r"credential"),
     "reason credential": ("rotated, token=abcd1234efgh5678", r"credential"),
-    "escape sequence": ("bad \x1b[31m red", r"control characters|null characters"),
-    "NUL": ("bad \x00 nul", r"control characters|null characters"),
+    # The text policy's one message, the same through every door (memory.text.refusal).
+    "escape sequence": (
+        "bad \x1b[31m red",
+        r"contains a control character U\+001B at position 5; remove it",
+    ),
+    "NUL": ("bad \x00 nul", r"contains a control character U\+0000 at position 5; remove it"),
     "blank": ("   ", r"empty|blank|required"),
     "long text": (LONG_TEXT, r"2,?000|characters"),
     "long company": ("C" * 201, r"200|characters|longer"),

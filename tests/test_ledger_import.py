@@ -313,11 +313,14 @@ def test_restore_loads_a_real_chain():
             [{"id": 1, "text": "Old", "supersedes": 2, **GONE}, {"id": 2, "text": "New"}],
             "line 1: supersedes 2, which is not older than 1",
         ),
-        ([{"id": 1, "text": "Bad \x1b[2J"}], "line 1: text contains NUL or other control"),
-        ([{"id": 1, "text": "x", "created_by": "cli\x00"}], "line 1: created_by contains NUL"),
+        ([{"id": 1, "text": "Bad \x1b[2J"}], "line 1: text contains a control character U+001B"),
+        (
+            [{"id": 1, "text": "x", "created_by": "cli\x00"}],
+            "line 1: created_by contains a control character U+0000",
+        ),
         (
             [{"id": 1, "text": "x", **GONE, "delete_reason": "bad\x07"}],
-            "line 1: delete_reason contains NUL",
+            "line 1: delete_reason contains a control character U+0007",
         ),
         (
             [{"id": 1, "text": "x", **GONE, "delete_reason": "token=abcd1234efgh5678"}],

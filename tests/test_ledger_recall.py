@@ -289,7 +289,7 @@ def test_it_refuses_any_other_limit(limit, message):
         ("", None, "query is empty"),
         ("   ", None, "query is empty"),
         ("x" * 2001, None, "query is 2001 characters"),
-        ("bad\x00query", None, "query contains NUL"),
+        ("bad\x00query", None, r"query contains a control character U\+0000 at position 4"),
         (None, None, "query must be a string"),
         ("remote", "  ", "company name is empty after normalisation"),
         ("remote", 7, "company must be a string"),

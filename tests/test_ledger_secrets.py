@@ -189,7 +189,7 @@ def test_it_sees_through_look_alike_letters(ledger_with_one_fact, text, detected
 
 
 def test_it_detects_through_zero_width_characters():
-    # The ledger refuses these as control characters anyway; the guard must not rely on it.
+    # The ledger drops these before the screen reads the text; the screen must not rely on it.
     assert credentials.find_secrets("my pass\u200bword is hunter\u200d22")
 
 

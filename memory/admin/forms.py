@@ -1,6 +1,9 @@
 """The curation forms only collect input: every rule is the service's."""
 
+from typing import Any
+
 from django import forms
+from django.core.validators import ProhibitNullCharactersValidator
 
 from memory import text as textmod
 from memory.errors import MemoryInputError
@@ -16,7 +19,19 @@ def _reason_field() -> forms.CharField:
     )
 
 
-class RememberForm(forms.Form):
+class ServiceForm(forms.Form):
+    """Refused characters are the text policy's (the service's one message, naming the
+    character and where it is), so Django's own NUL check is taken off every field."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.validators = [
+                v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)
+            ]
+
+
+class RememberForm(ServiceForm):
     text = forms.CharField(
         max_length=textmod.MAX_TEXT_CHARS,
         widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
@@ -37,7 +52,7 @@ class RememberForm(forms.Form):
     )
 
 
-class CorrectForm(forms.Form):
+class CorrectForm(ServiceForm):
     text = forms.CharField(
         label="New text",
         max_length=textmod.MAX_TEXT_CHARS,
@@ -47,7 +62,7 @@ class CorrectForm(forms.Form):
     reason = _reason_field()
 
 
-class ForgetForm(forms.Form):
+class ForgetForm(ServiceForm):
     reason = _reason_field()
 
 

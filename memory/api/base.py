@@ -17,6 +17,7 @@ from memory import clock
 from memory.api import exceptions, transport
 from memory.api.parsers import JSONParser
 from memory.api.serializers import ErrorSerializer
+from memory.api.text import screened
 from memory.conf import settings
 
 THROTTLE_SCOPES = ("recall", "write")
@@ -86,7 +87,7 @@ def error_responses(
 
 
 def validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    """``data`` checked by ``serializer``; a refusal is the API's 400."""
-    body = serializer(data=data)
+    """``data`` under the text policy, checked by ``serializer``; a refusal is the API's 400."""
+    body = serializer(data=screened(data))
     body.is_valid(raise_exception=True)
     return body.validated_data
