@@ -261,6 +261,7 @@ PROVIDERS: list[tuple[str, str, Callable[[], str]]] = [
     ("trufflehog", "client-secret-hex", lambda: f"oauth:\n  client_secret: {r(HEX, 40)}"),
     ("trufflehog", "credentials-hex", lambda: f"credentials: {r(HEX, 40)}"),
     ("trufflehog", "credentials-hex", lambda: f'{{"credentials": "{r(HEX, 64)}"}}'),
+    ("gitleaks", "sidekiq-prose", lambda: f"Sidekiq Enterprise login is {r(HEX, 8)}:{r(HEX, 8)}"),
     # A credential-named identifier in the syntaxes of code and configuration files.
     ("gitleaks", "generic-xml-element", lambda: f"<deployToken>\n  {r(ALNUM, 32)}\n</deployToken>"),
     (
