@@ -5,6 +5,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
+from django.core.validators import ProhibitNullCharactersValidator
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -23,6 +24,7 @@ from qualify.models import (
     Qualification,
     ReplayAnswer,
 )
+from qualify.text import PolicedModelForm
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -39,6 +41,19 @@ class StatusFilter(admin.SimpleListFilter):
 
 class SoftDeleteAdmin(admin.ModelAdmin):
     list_filter: tuple[Any, ...] = (StatusFilter,)
+    form = PolicedModelForm
+
+    def formfield_for_dbfield(
+        self, db_field: models.Field, request: HttpRequest, **kwargs: Any
+    ) -> Any:
+        # A refused character is the text policy's to name (PolicedModelForm), in the one
+        # message every door gives, not Django's own "Null characters" line.
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None:
+            field.validators = [
+                v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)
+            ]
+        return field
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
         # Soft delete removes nothing: no cascade to list, and PROTECT'ed events do not block.
