@@ -8,12 +8,14 @@ from django.db import IntegrityError, transaction
 
 from memory import selectors as memory_selectors
 from memory import services as memory
+from memory.text import company_key
 from qualify import holdout, inputs, writer
-from qualify.errors import DecisionConflict, QualifyInputError
+from qualify.errors import CompanyMismatch, DecisionConflict, QualifyInputError, UrlTaken
 from qualify.models import (
     MAX_FACTS_PER_DECISION,
     MAX_WHY_CHARS,
     Arm,
+    Posting,
     Qualification,
     Remote,
     Verdict,
@@ -136,6 +138,21 @@ def record_decision(
     raise DecisionConflict(f"posting {external_id!r} is being decided by other writers; retry")
 
 
+def _refuse_a_taken_url(url: str) -> None:
+    """A url is one live posting's (qualify_posting_one_live_per_url): a second external id
+    for it is an answer to give, not a race to retry."""
+    other = Posting.objects.filter(url=url).first() if url else None
+    if other is None:
+        return
+    if other.external_id:
+        held = f"the posting of external_id {other.external_id!r}"
+        advice = "record the decision under that external_id, or without the url"
+    else:
+        held = f"posting {other.pk}'s (imported without an external_id)"
+        advice = "record the decision without the url"
+    raise UrlTaken(f"url {url!r} is already {held}; {advice}")
+
+
 def _write(
     external_id: str,
     company: str,
@@ -148,11 +165,17 @@ def _write(
     posting = writer.locked_posting(external_id=external_id)
     live = None
     if posting is None:
+        _refuse_a_taken_url(fields["url"])
         fields = {**fields, "remote": fields["remote"] or Remote.UNKNOWN}
         posting = writer.new_posting(
             company=company, title=title, external_id=external_id, **fields
         )
     else:
+        if company_key(company) != posting.company.name_key:
+            raise CompanyMismatch(
+                f"posting {external_id!r} is at {posting.company.name!r}, not {company!r}; a "
+                "posting's company never changes: record that one under its own external_id"
+            )
         live = writer.live_verdict(posting)
     if live is not None:
         if _same(live, decision):

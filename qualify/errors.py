@@ -19,3 +19,15 @@ class PostingNotFound(QualifyError, LookupError):
 
 class DecisionConflict(QualifyError):
     """The posting already has a different live verdict under the same prompt version."""
+
+
+class UrlTaken(DecisionConflict):
+    """A new external id names a url that another live posting already has: final, not a race."""
+
+    code = "url_taken"
+
+
+class CompanyMismatch(DecisionConflict):
+    """A decision names another company than the posting's: a posting's company never changes."""
+
+    code = "company_mismatch"

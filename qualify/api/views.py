@@ -18,7 +18,9 @@ from qualify.errors import DecisionConflict, PostingNotFound
 
 _MEANING = {
     404: "no posting with that external_id",
-    409: "a different verdict under the same prompt version is already recorded",
+    409: "a different verdict under the same prompt version is already recorded"
+    " (decision_conflict), a url another external id holds (url_taken), or a company other"
+    " than the posting's (company_mismatch)",
 }
 
 
@@ -110,7 +112,7 @@ class DecisionApi(WriteApi):
         try:
             done = decisions.record_decision(**data)
         except DecisionConflict as exc:
-            raise Conflict(str(exc)) from None
+            raise Conflict(str(exc), code=getattr(exc, "code", Conflict.default_code)) from None
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
         return Response(shapes.DecisionSerializer(done.to_dict()).data, status=code)
 
