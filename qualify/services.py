@@ -1,5 +1,6 @@
-"""The qualify pipeline's one door; events are written before their memory facts, so that a
-memory outage never rolls back, blocks or fails an event."""
+"""The qualify pipeline's one door. A decision and its verdict fact are written in one
+transaction (qualify.writer), the fact in a savepoint, so a memory outage never rolls back,
+blocks or fails the decision."""
 
 import logging
 from collections.abc import Callable, Iterable
