@@ -86,9 +86,24 @@ def seed_block(subject, limit: int = BLOCK) -> list:
 
 
 def new_block(subject, limit: int = BLOCK) -> list:
+    """The ranked block alone, with every fact in it (qualify-v3-context's builder)."""
     from qualify import context
 
-    return [f.id for f in context.select(subject, limit=limit).facts]
+    return [f.id for f in context.select(subject, limit=limit, with_standing=False).facts]
+
+
+# The standing part's size per call of standing_block (characters, preferences left out).
+STANDING_SIZES: list[tuple[int, int]] = []
+
+
+def standing_block(subject, limit: int = BLOCK) -> list:
+    """What the model is shown today: the standing preferences, then the ranked block."""
+    from qualify import context, standing
+
+    selection = context.select(subject, limit=limit)
+    part = standing.StandingPart(selection.standing, selection.standing_omitted, budget=0)
+    STANDING_SIZES.append((len(standing.render(part)), selection.standing_omitted))
+    return [f.id for f in selection.shown]
 
 
 def cold_block(subject, limit: int = BLOCK) -> list:
@@ -125,6 +140,7 @@ def per_piece_block(subject, limit: int = BLOCK) -> list:
 BUILDERS = {
     "seed (company+title+role, one list)": seed_block,
     "new (pieces + shares)": new_block,
+    "standing + ranked block": standing_block,
     "new, no query vector kept": cold_block,
     "new, a query per piece": per_piece_block,
 }
@@ -207,6 +223,15 @@ def decisions(args) -> None:
                     in_ten += sum(key_of.get(i) in p["deciding"] for i in ten)
                     misses += [f"{p['id']}:{k}" for k in p["deciding"] if k not in keys]
                 label = name if name.startswith("seed") else f"{name}, share {share:g}"
+                if build is standing_block:
+                    sizes = STANDING_SIZES[-len(subjects) :]
+                    left_out = [o for _, o in sizes]
+                    print(
+                        f"{mode}, {label}: standing part at most {max(c for c, _ in sizes)} "
+                        f"characters; {sum(o > 0 for o in left_out)}/{len(sizes)} blocks say "
+                        f"how many they left out (mean {sum(left_out) / len(sizes):.1f})",
+                        flush=True,
+                    )
                 rows.append(
                     [
                         mode,
@@ -226,7 +251,7 @@ def decisions(args) -> None:
             [
                 "mode",
                 "builder",
-                "deciding in block",
+                "deciding shown",
                 "in 10",
                 "complete",
                 "size",

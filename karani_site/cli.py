@@ -9,7 +9,7 @@ PROG = "karani"
 # What `karani --help` lists, in this order. Every other Django command still runs (`karani
 # django help` lists them), so scripts that call e.g. `karani check` keep working.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "Memory": ("remember", "recall", "correct", "forget", "import", "export"),
+    "Memory": ("remember", "recall", "list", "correct", "forget", "import", "export"),
     "Health and the semantic index": ("doctor", "secrets", "reindex", "infra"),
     "Serving": ("runserver", "mcp", "api-token"),
     "Qualify": ("qualify", "postings", "profile", "outcome", "funnel", "replay"),

@@ -1,5 +1,5 @@
-"""The one door for reads from memory: recall, get_fact, list_facts (validated like writes),
-and the credentials found in stored texts."""
+"""The one door for reads from memory: recall, standing preferences, get_fact, list_facts
+(validated like writes), and the credentials found in stored texts."""
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -134,6 +134,19 @@ def _materialise_many(lists: list[list[keyword.Hit]]) -> list[list[RecalledFact]
     ]
 
 
+def standing_preferences() -> list[RecalledFact]:
+    """Every live unscoped preference, newest first (score 0): the candidate's standing
+    criteria, which every decision shows whatever the posting says (qualify's context)."""
+    if modes.current() == modes.OFF:
+        return []
+    rows = (
+        Memory.objects.filter(kind=Kind.PREFERENCE, company_key__isnull=True)
+        .order_by("-created_at", "-id")
+        .values_list(*keyword.ROW_FIELDS)
+    )
+    return [RecalledFact(*row, score=0.0) for row in rows]
+
+
 def get_fact(*, id: int) -> Memory:
     """One fact by id, live or deleted (the audit view)."""
     try:
@@ -148,8 +161,10 @@ def list_facts(
     company: str | None = None,
     source: str | None = None,
     status: str = "live",
+    unscoped: bool = False,
 ) -> QuerySet[Memory]:
-    """Facts for browsing (API listing), newest id first; ``company`` means that company only."""
+    """Facts for browsing (API listing), newest id first; ``company`` means that company only,
+    ``unscoped`` the facts of no company (the candidate's own)."""
     status = clean_choice(status, what="status", choices=list(LIST_STATUSES))
     rows = Memory.all_objects.select_related("superseded_by").order_by("-id")
     if status == "live":
@@ -162,6 +177,8 @@ def list_facts(
         rows = rows.filter(source=clean_choice(source, what="source", choices=Source.values))
     if company is not None:
         rows = rows.filter(company_key=clean_company(company)[1])
+    if unscoped:
+        rows = rows.filter(company_key__isnull=True)
     return rows
 
 

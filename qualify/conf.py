@@ -18,6 +18,9 @@ SETTINGS = (
     # Share (0-1) of each working-context block kept for the company's own facts; the rest is
     # for the candidate's unscoped facts, and a share one side leaves empty goes to the other.
     Setting("KARANI_CONTEXT_COMPANY_SHARE", 0.4, number(0, 1, "a fraction from 0 to 1 (e.g. 0.4)")),
+    # Characters of the candidate's standing preferences each working context shows beside
+    # the ranked block (qualify.standing); over it, the ones bearing most on the posting.
+    Setting("KARANI_STANDING_BUDGET", 2000, whole(200)),
     # Share of postings (0-0.5) judged without memory (qualify.holdout); 0 turns it off.
     Setting("KARANI_MEMORY_HOLDOUT", 0.0, number(0, 0.5, "a fraction from 0 to 0.5 (e.g. 0.1)")),
 )

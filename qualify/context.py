@@ -1,21 +1,24 @@
 """Working context: the facts that bear on one posting (or an agent's task), each with why it is
 there. qualify's prompt, the context API and the MCP ``context`` tool all build it here.
 
-Every field and sentence of the posting is its own recall query (qualify.pieces); a fact's
-score is its best score over them. The company's facts and the candidate's own (unscoped)
-facts are ranked apart and each side gets its share of the block (KARANI_CONTEXT_COMPANY_SHARE);
-a share one side leaves empty goes to the other.
+Two parts. The candidate's standing preferences (every live unscoped preference) are shown
+whatever the posting says, within a character budget (qualify.standing). The ranked block holds
+everything else: every field and sentence of the posting is its own recall query
+(qualify.pieces); a fact's score is its best score over them. The company's facts and the
+candidate's other unscoped facts are ranked apart and each side gets its share of the block
+(KARANI_CONTEXT_COMPANY_SHARE); a share one side leaves empty goes to the other.
 """
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from memory import modes, selectors
 from memory.services import Kind
 from memory.text import company_key
+from qualify import standing as standing_part
 from qualify.conf import settings
 from qualify.models import MAX_FACTS_PER_DECISION, Posting
 from qualify.pieces import Piece, excerpt, matched_words, pieces
@@ -34,6 +37,8 @@ SECOND_SHARE = {"dense": 0.5, "keyword": 0.01}
 COMPANY_PIECE_WEIGHT = 0.5
 # Recalling "as of" a past moment drops newer facts after ranking, so it asks for more.
 AS_OF_OVERFETCH = 4
+# The refs of the facts qualify writes after a verdict and an outcome.
+PIPELINE_REFS = ("qualification:", "outcome:")
 
 
 def fact_cap(limit: int | None = None) -> int:
@@ -100,17 +105,25 @@ class ContextFact:
 
 @dataclass(frozen=True)
 class Selection:
-    """The block's facts; ``error`` says why it is empty or short when recall failed."""
+    """The ranked block's facts and the standing preferences shown beside them (with how many
+    the budget left out); ``error`` says why it is empty or short when recall failed."""
 
     facts: list[ContextFact]
     mode: str
     fallback: bool = False
     error: str | None = None
+    standing: list[ContextFact] = field(default_factory=list)
+    standing_omitted: int = 0
 
     @classmethod
     def none(cls) -> "Selection":
         """No facts asked for (a held-out posting): the block stays empty."""
         return cls(facts=[], mode=modes.current())
+
+    @property
+    def shown(self) -> list[ContextFact]:
+        """Every fact the model is shown: the standing part's, then the ranked block's."""
+        return [*self.standing, *self.facts]
 
 
 def recall_query(subject: Subject) -> str:
@@ -196,10 +209,25 @@ def _ranked(candidates: list[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.score, -c.fact.id))
 
 
+def pipeline_own(fact: selectors.RecalledFact) -> bool:
+    """A verdict or outcome fact qualify wrote itself (its ref names the row it came from)."""
+    return (fact.ref or "").startswith(PIPELINE_REFS)
+
+
+def _company_ranked(candidates: list[Candidate]) -> list[Candidate]:
+    # What people taught about the company comes before the pipeline's own verdict and outcome
+    # facts, which match a posting on its title words alone and which the few-shot block
+    # carries already; those fill only the places nothing else would.
+    ranked = _ranked(candidates)
+    return [c for c in ranked if not pipeline_own(c.fact)] + [
+        c for c in ranked if pipeline_own(c.fact)
+    ]
+
+
 def split_shares(candidates: dict[int, Candidate], cap: int) -> list[Candidate]:
     """The block: the company's best facts in its share, the candidate's own in the rest, a
     share one side cannot fill given to the other; best first."""
-    company = _ranked([c for c in candidates.values() if c.fact.company is not None])
+    company = _company_ranked([c for c in candidates.values() if c.fact.company is not None])
     own = _ranked([c for c in candidates.values() if c.fact.company is None])
     take_company = min(company_slots(cap), len(company))
     take_own = min(cap - take_company, len(own))
@@ -207,13 +235,20 @@ def split_shares(candidates: dict[int, Candidate], cap: int) -> list[Candidate]:
     return _ranked(company[:take_company] + own[:take_own])
 
 
-def why(candidate: Candidate) -> str:
+STANDING_WHY = "your standing preference"
+
+
+def why(candidate: Candidate, *, standing: bool = False) -> str:
     """A short phrase a person can read: whose fact it is and what in the posting brought it."""
     fact, piece = candidate.fact, candidate.piece
-    if fact.company is not None:
+    if standing:
+        side = STANDING_WHY
+    elif fact.company is not None:
         side = "company fact"
     else:
         side = "your preference" if fact.kind == Kind.PREFERENCE else "your fact"
+    if piece.field == "standing":  # nothing in the posting recalled it
+        return f"{side}; applies to every posting"
     words = matched_words(fact.text, piece)
     shared = ", ".join(f"'{w}'" for w in words)
     if piece.field == "company":
@@ -226,28 +261,55 @@ def why(candidate: Candidate) -> str:
     return f"{side}; close to '{excerpt(piece.source)}'"
 
 
-def _recall_safely(
-    mode: str, gather_facts: Callable[[], tuple[list[Candidate], bool]]
-) -> Selection:
+def _shown(candidate: Candidate, *, standing: bool = False) -> ContextFact:
+    c = candidate
+    return ContextFact(
+        id=c.fact.id,
+        text=c.fact.text,
+        kind=c.fact.kind,
+        company=c.fact.company,
+        score=c.score,
+        why=why(c, standing=standing),
+        created_at=c.fact.created_at,
+    )
+
+
+Gathered = tuple[list[Candidate], bool, standing_part.StandingPart | None]
+
+
+def _recall_safely(mode: str, gather_facts: Callable[[], Gathered]) -> Selection:
     try:
-        found, fallback = gather_facts()
+        found, fallback, part = gather_facts()
     except Exception as exc:
         reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
         log.warning("recall failed; empty memory block (%s)", reason)
         return Selection(facts=[], mode=mode, fallback=True, error=reason)
-    facts = [
-        ContextFact(
-            id=c.fact.id,
-            text=c.fact.text,
-            kind=c.fact.kind,
-            company=c.fact.company,
-            score=c.score,
-            why=why(c),
-            created_at=c.fact.created_at,
+    return Selection(
+        facts=[_shown(c) for c in found],
+        mode=mode,
+        fallback=fallback,
+        standing=part.facts if part else [],
+        standing_omitted=part.omitted if part else 0,
+    )
+
+
+def standing(
+    candidates: dict[int, Candidate], *, before: datetime | None = None
+) -> tuple[standing_part.StandingPart, set[int]]:
+    """The standing part: every live unscoped preference (written before ``before`` if given),
+    ranked by the posting's score for it (what recall of the posting's pieces gave it), then
+    the newest, and fitted to the budget; and the ids of all of them, shown or not, which the
+    ranked block leaves out."""
+    found = [f for f in selectors.standing_preferences() if before is None or f.created_at < before]
+    ranked = standing_part.rank(found, lambda f: c.score if (c := candidates.get(f.id)) else 0.0)
+    everywhere = Piece("", "standing", "")
+    shown = [
+        _shown(
+            candidates.get(f.id) or Candidate(fact=f, score=0.0, piece=everywhere), standing=True
         )
-        for c in found
+        for f in ranked
     ]
-    return Selection(facts=facts, mode=mode, fallback=fallback)
+    return standing_part.fit(shown), {f.id for f in found}
 
 
 def select_seed(
@@ -261,27 +323,37 @@ def select_seed(
         return Selection.none()
     piece = Piece(query, "title", query)
 
-    def gather_facts() -> tuple[list[Candidate], bool]:
+    def gather_facts() -> Gathered:
         found, fallback = recall_facts(
             subject.company, query=query, limit=fact_cap(limit), before=before
         )
-        return [Candidate(fact=f, score=f.score, piece=piece) for f in found], fallback
+        return [Candidate(fact=f, score=f.score, piece=piece) for f in found], fallback, None
 
     return _recall_safely(mode, gather_facts)
 
 
 def select(
-    subject: Subject, *, limit: int | None = None, before: datetime | None = None
+    subject: Subject,
+    *,
+    limit: int | None = None,
+    before: datetime | None = None,
+    with_standing: bool = True,
 ) -> Selection:
-    """The facts for ``subject``, best first. Never raises: a memory outage must never stop
-    a decision, so a failure gives an empty block and the reason."""
+    """The standing preferences and the ranked block for ``subject``, best first (without
+    ``with_standing``: one ranked block of every fact, as ``qualify-v3-context`` had it).
+    Never raises: a memory outage must never stop a decision, so a failure gives an empty
+    block and the reason."""
     mode = modes.current()
     queries = pieces(subject) if mode != modes.OFF else []
     if not queries:
         return Selection.none()
 
-    def gather_facts() -> tuple[list[Candidate], bool]:
+    def gather_facts() -> Gathered:
         found, fallback = gather(subject, queries, before=before)
-        return split_shares(found, fact_cap(limit)), fallback
+        if not with_standing:
+            return split_shares(found, fact_cap(limit)), fallback, None
+        part, standing_ids = standing(found, before=before)
+        rest = {pk: c for pk, c in found.items() if pk not in standing_ids}
+        return split_shares(rest, fact_cap(limit)), fallback, part
 
     return _recall_safely(mode, gather_facts)

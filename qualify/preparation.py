@@ -2,7 +2,7 @@
 the conversation. ``qualify``, ``replay``, the context API and the MCP ``context`` tool all
 build through these functions."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,8 @@ class WorkingContext:
     facts: list[ContextFact]
     block: str
     memory_error: str | None = None
+    standing: list[ContextFact] = field(default_factory=list)
+    standing_omitted: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -30,6 +32,8 @@ class WorkingContext:
             "arm": self.arm,
             "mode": self.mode,
             "fallback": self.fallback,
+            "standing": [f.to_dict() for f in self.standing],
+            "standing_omitted": self.standing_omitted,
             "facts": [f.to_dict() for f in self.facts],
             "block": self.block,
         }
@@ -62,8 +66,10 @@ def working_context(
         mode=selection.mode,
         fallback=selection.fallback,
         facts=selection.facts,
-        block=prompts.render_memory_block(selection.facts) if version.memory_aware else "",
+        block=prompts.render_context(version, selection) if version.memory_aware else "",
         memory_error=selection.error,
+        standing=selection.standing,
+        standing_omitted=selection.standing_omitted,
     )
 
 
@@ -72,8 +78,10 @@ class Prepared:
     version: prompts.PromptVersion
     arm: str
     messages: list[dict[str, Any]]
-    facts: list[ContextFact]
+    facts: list[ContextFact]  # the ranked block's
     memory_error: str | None
+    standing: list[ContextFact] = field(default_factory=list)
+    standing_omitted: int = 0
 
 
 def prompt_for(
@@ -88,19 +96,27 @@ def prompt_for(
     """The conversation for ``posting`` under ``version``, with memory and few-shot examples
     as of ``before`` (replay's original decision, so the posting's outcome never leaks in)."""
     examples: list[dict[str, Any]] = []
-    facts: list[ContextFact] = []
-    memory_error = None
+    selection = context.Selection.none()
     if version.memory_aware:
         examples = (pool or FewShotPool.load()).examples_for(posting, before=before)
-        if not version.agent:  # agent mode recalls through its tool instead
-            build = context.select_seed if version.seed_block else context.select
-            selection = build(Subject.of(posting), before=before)
-            facts, memory_error = selection.facts, selection.error
+        subject = Subject.of(posting)
+        if version.seed_block:
+            selection = context.select_seed(subject, before=before)
+        elif version.standing or not version.agent:
+            selection = context.select(subject, before=before, with_standing=version.standing)
+        if version.agent:  # agent mode recalls the rest through its tool
+            selection = replace(selection, facts=[])
     messages = prompts.build_messages(
-        version, profile=profile, posting=posting, facts=facts, examples=examples
+        version, profile=profile, posting=posting, selection=selection, examples=examples
     )
     return Prepared(
-        version=version, arm=arm, messages=messages, facts=facts, memory_error=memory_error
+        version=version,
+        arm=arm,
+        messages=messages,
+        facts=selection.facts,
+        memory_error=selection.error,
+        standing=selection.standing,
+        standing_omitted=selection.standing_omitted,
     )
 
 

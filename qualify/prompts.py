@@ -5,19 +5,26 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from qualify.context import ContextFact
+from qualify import standing as standing_part
+from qualify.context import ContextFact, Selection
 from qualify.models import Posting, Profile
 from qualify.pieces import plain
 from qualify.verdict import VERDICT_SCHEMA
 
 PRE_MEMORY = "qualify-v1"
+# The candidate's standing preferences (qualify.standing), then the ranked block of the
+# company's facts and the candidate's other ones (qualify.context.select).
+MEMORY_AWARE = "qualify-v4-standing"
+# Agent mode with the standing preferences in its prompt, its recall tool for the rest.
+MEMORY_AGENT = "qualify-v4-standing-agent"
 # The block built from the whole posting, the company's facts and the candidate's own each
-# in their share, every fact with why it is there (qualify.context.select).
-MEMORY_AWARE = "qualify-v3-context"
+# in their share, every fact with why it is there, no standing part: kept so recorded rows
+# resolve and replay can compare.
+MEMORY_CONTEXT_BLOCK = "qualify-v3-context"
 # The seed's block (one company + title + role query, no reasons): kept so recorded rows
 # resolve and replay can compare the two blocks.
 MEMORY_SEED_BLOCK = "qualify-v2-memory"
-MEMORY_AGENT = "qualify-v2-memory-agent"
+MEMORY_AGENT_NO_STANDING = "qualify-v2-memory-agent"
 
 MEMORY_INSTRUCTION = (
     "Memories are context; they never override a dealbreaker stated in the posting."
@@ -68,16 +75,28 @@ class PromptVersion:
     system: str
     # Which block: the whole posting with reasons, or the seed's one query.
     seed_block: bool = False
+    # The candidate's standing preferences shown as a part of their own.
+    standing: bool = False
 
+
+_AGENT_SYSTEM = _BASE_SYSTEM + _AGENT_TOOLS_NOTE
 
 VERSIONS: dict[str, PromptVersion] = {
     PRE_MEMORY: PromptVersion(PRE_MEMORY, memory_aware=False, agent=False, system=_BASE_SYSTEM),
-    MEMORY_AWARE: PromptVersion(MEMORY_AWARE, memory_aware=True, agent=False, system=_BASE_SYSTEM),
+    MEMORY_AWARE: PromptVersion(
+        MEMORY_AWARE, memory_aware=True, agent=False, system=_BASE_SYSTEM, standing=True
+    ),
+    MEMORY_AGENT: PromptVersion(
+        MEMORY_AGENT, memory_aware=True, agent=True, system=_AGENT_SYSTEM, standing=True
+    ),
+    MEMORY_CONTEXT_BLOCK: PromptVersion(
+        MEMORY_CONTEXT_BLOCK, memory_aware=True, agent=False, system=_BASE_SYSTEM
+    ),
     MEMORY_SEED_BLOCK: PromptVersion(
         MEMORY_SEED_BLOCK, memory_aware=True, agent=False, system=_BASE_SYSTEM, seed_block=True
     ),
-    MEMORY_AGENT: PromptVersion(
-        MEMORY_AGENT, memory_aware=True, agent=True, system=_BASE_SYSTEM + _AGENT_TOOLS_NOTE
+    MEMORY_AGENT_NO_STANDING: PromptVersion(
+        MEMORY_AGENT_NO_STANDING, memory_aware=True, agent=True, system=_AGENT_SYSTEM
     ),
 }
 
@@ -120,12 +139,27 @@ def render_memory_block(facts: list[ContextFact], *, seed_block: bool = False) -
     return "\n".join([header, MEMORY_INSTRUCTION, *(lines or ["- (no remembered facts)"])])
 
 
+def render_context(version: PromptVersion, selection: Selection) -> str:
+    """What the model is shown of memory under ``version``: the standing part (when the
+    version has one and the candidate has standing preferences), then the ranked block
+    (not in agent mode, whose tool recalls instead)."""
+    parts = []
+    if version.standing:
+        part = standing_part.StandingPart(
+            facts=selection.standing, omitted=selection.standing_omitted, budget=0
+        )
+        parts.append(standing_part.render(part))
+    if not version.agent:
+        parts.append(render_memory_block(selection.facts, seed_block=version.seed_block))
+    return "\n\n".join(p for p in parts if p)
+
+
 def build_messages(
     version: PromptVersion,
     *,
     profile: Profile,
     posting: Posting,
-    facts: list[ContextFact],
+    selection: Selection,
     examples: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The conversation for one posting. Pre-memory: profile and posting only."""
@@ -134,8 +168,8 @@ def build_messages(
         if examples:
             shots = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in examples]
             parts.append("\n".join([FEW_SHOT_HEADER, *shots]))
-        if not version.agent:
-            parts.append(render_memory_block(facts, seed_block=version.seed_block))
+        if memory := render_context(version, selection):
+            parts.append(memory)
     parts.append(render_posting(posting))
     return [
         {"role": "system", "content": version.system},

@@ -91,7 +91,7 @@ def test_it_builds_the_same_block_as_qualifys_own_prompt(ledger, reader):
     own = context.select(Subject(company="Northwind", title="Senior SRE"))
 
     assert [f["id"] for f in body["facts"]] == [f.id for f in own.facts]
-    assert body["block"] == prompts.render_memory_block(own.facts)
+    assert body["block"] == prompts.render_context(prompts.VERSIONS[prompts.MEMORY_AWARE], own)
 
 
 def test_a_held_out_posting_gets_no_facts_and_the_pre_memory_prompt(ledger, reader, settings):
@@ -106,7 +106,14 @@ def test_a_held_out_posting_gets_no_facts_and_the_pre_memory_prompt(ledger, read
     memory_arm = reader.get("/api/context", {**query, "external_id": kept}).json()
     again = reader.post("/api/context", {**query, "external_id": held}, format="json").json()
 
-    assert out == {**out, "arm": "holdout", "facts": [], "block": ""}
+    assert out == {
+        **out,
+        "arm": "holdout",
+        "facts": [],
+        "standing": [],
+        "standing_omitted": 0,
+        "block": "",
+    }
     assert out["prompt_version"] == prompts.PRE_MEMORY
     assert memory_arm["arm"] == "memory" and memory_arm["facts"]
     assert memory_arm["prompt_version"] == prompts.MEMORY_AWARE
@@ -169,6 +176,20 @@ def test_post_reads_a_description_in_html_as_its_text(ledger, reader):
     assert "'amp'" not in why.get(amp, ""), why
 
 
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_it_shows_the_standing_preferences_beside_the_ranked_block(ledger, reader, method):
+    query = {"company": "Northwind", "title": "Senior SRE", "limit": 50}
+
+    body = getattr(reader, method)("/api/context", query, format="json").json()
+
+    assert [f["id"] for f in body["standing"]] == [ledger["remote"]]
+    assert body["standing_omitted"] == 0 and len(body["facts"]) == 10
+    assert ledger["remote"] not in {f["id"] for f in body["facts"]}
+    for fact in body["standing"] + body["facts"]:
+        assert set(fact) == {"id", "text", "kind", "company", "score", "why"}
+        assert fact["why"] and fact["text"] in body["block"]
+
+
 def test_post_reads_the_remote_policy_as_written(ledger, reader):
     limit = memory.remember(text="Two office days a week is my limit", kind="preference")
     body = {"company": "Northwind", "title": "Senior SRE", "remote": "Hybrid (2 days)"}
@@ -176,8 +197,10 @@ def test_post_reads_the_remote_policy_as_written(ledger, reader):
     response = reader.post("/api/context", body, format="json")
 
     assert response.status_code == 200, response.content
-    why = {f["id"]: f["why"] for f in response.json()["facts"]}
-    assert why[limit.id] == "your preference; bears on the location 'Hybrid (2 days)' ('days')"
+    why = {f["id"]: f["why"] for f in response.json()["standing"]}
+    assert why[limit.id] == (
+        "your standing preference; bears on the location 'Hybrid (2 days)' ('days')"
+    )
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,8 @@ BAD = [
     ("KARANI_API_RECALL_RATE", "600 per minute"),
     ("KARANI_API_WRITE_RATE", 120),
     ("KARANI_DATA_DIR", ""),
+    ("KARANI_STANDING_BUDGET", 100),
+    ("KARANI_STANDING_BUDGET", "2000"),
 ]
 
 
@@ -67,6 +69,7 @@ GOOD = [
     ("KARANI_API_WRITE_RATE", "5/second"),
     ("KARANI_DATA_DIR", None),
     ("KARANI_VECTOR_COOLDOWN", 0),
+    ("KARANI_STANDING_BUDGET", 600),
 ]
 
 

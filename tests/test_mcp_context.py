@@ -18,12 +18,12 @@ POSTING = {"company": "Northwind", "title": "Senior SRE", "role_category": "sre"
 
 
 async def _asked(session) -> dict:
-    for text, company in [
-        ("Northwind SREs carry a weekly pager", "Northwind"),
-        ("Prefers remote SRE roles", None),
-        ("Acme SRE team is on-site only", "Acme"),
+    for text, company, kind in [
+        ("Northwind SREs carry a weekly pager", "Northwind", "note"),
+        ("Prefers remote SRE roles", None, "preference"),
+        ("Acme SRE team is on-site only", "Acme", "note"),
     ]:
-        await session.call_tool("remember", {"text": text, "company": company})
+        await session.call_tool("remember", {"text": text, "company": company, "kind": kind})
     return _data(await session.call_tool("context", {**POSTING, "external_id": URL}))
 
 
@@ -72,11 +72,14 @@ def test_an_agent_gets_the_block_and_records_its_decision(server_env, tmp_path):
         # The tool and the endpoint give the same answer from the same ledger.
         api = client_with(token_for("mcp-compare")).get("/api/context", POSTING)
         assert api.json()["facts"] == context["facts"]
+        assert api.json()["standing"] == context["standing"]
     _, out = asyncio.run(scenario(_recorded, context))
 
     assert {"context", "record_decision", "record_outcome"} <= set(tools)
     assert set(tools["context"].input_schema["required"]) == {"company", "title"}
     assert set(context) >= {"prompt_version", "arm", "mode", "fallback", "facts", "block"}
+    assert [f["text"] for f in context["standing"]] == ["Prefers remote SRE roles"]
+    assert context["standing_omitted"] == 0 and "Prefers remote SRE roles" in context["block"]
     texts = [f["text"] for f in context["facts"]]
     assert "Acme SRE team is on-site only" not in texts and texts
     assert all(f["why"] for f in context["facts"])

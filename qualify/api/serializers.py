@@ -88,9 +88,17 @@ class WorkingContextSerializer(serializers.Serializer):
     arm = serializers.ChoiceField(choices=Arm.choices, help_text="holdout: judge without memory")
     mode = serializers.ChoiceField(choices=("off", "basic", "mem0"))
     fallback = serializers.BooleanField()
-    facts = ContextFactSerializer(many=True)
+    standing = ContextFactSerializer(
+        many=True,
+        help_text="the candidate's standing preferences shown, bearing most on the posting first",
+    )
+    standing_omitted = serializers.IntegerField(
+        min_value=0, help_text="standing preferences the character budget left out"
+    )
+    facts = ContextFactSerializer(many=True, help_text="the ranked block's facts, best first")
     block = serializers.CharField(
-        allow_blank=True, help_text="the facts as prompt text; empty for a held-out posting"
+        allow_blank=True,
+        help_text="both parts as the model sees them; empty for a held-out posting",
     )
 
 

@@ -1,6 +1,8 @@
 """QualifyCommand: KaraniCommand plus qualify's own one-line errors and progress bar."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from django.core.management.base import CommandError
 
 from memory.management.base import KaraniCommand
 from qualify.errors import QualifyError
@@ -10,7 +12,11 @@ if TYPE_CHECKING:
 
 
 class QualifyCommand(KaraniCommand):
-    user_errors = (*KaraniCommand.user_errors, QualifyError)
+    def execute(self, *args: Any, **options: Any) -> Any:
+        try:
+            return super().execute(*args, **options)
+        except QualifyError as exc:
+            raise CommandError(str(exc)) from None
 
     def progress(self, label: str, *, disable: bool) -> "Progress":
         """A progress bar on stderr; rich is imported only by the commands that draw one."""

@@ -247,13 +247,15 @@ def test_every_fact_says_why_it_is_there(settings):
     floor = memory.remember(text="My base salary floor is $165,000", kind="preference").id
     dana = memory.remember(text="Dana recruits for them", company="Northwind Robotics").id
 
-    by_id = {f.id: f for f in context.select(POSTING, limit=10).facts}
+    by_id = {f.id: f for f in context.select(POSTING, limit=10).shown}
 
     assert by_id[sponsor].why == "your fact; matches 'visa'"
     assert by_id[go].why == "company fact; matches 'services', 'go'"
     # Found by the company's name alone: a candidate for the company's share all the same.
     assert by_id[dana].why == "company fact; about Northwind Robotics"
-    assert by_id[floor].why == ("your preference; bears on the pay '$150,000 - $160,000' ('000')")
+    assert by_id[floor].why == (
+        "your standing preference; bears on the pay '$150,000 - $160,000' ('000')"
+    )
     assert all(f.why for f in by_id.values())
     assert all(f.to_dict()["why"] == f.why for f in by_id.values())
 

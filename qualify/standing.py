@@ -1,0 +1,94 @@
+"""The candidate's standing preferences: every live unscoped preference, shown to every decision
+that uses memory as a part of its own beside the ranked block, within a character budget
+(KARANI_STANDING_BUDGET). Over budget, the ones bearing most on the posting are shown and the
+part says how many it left out and where a person sees them all."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+
+from memory import selectors
+from qualify.conf import settings
+
+HEADER = "## Standing preferences: the candidate's own criteria, shown in every decision"
+INSTRUCTION = (
+    "These are the candidate's standing preferences, in their own words; a correction "
+    "replaces what it corrects."
+)
+LIST_COMMAND = "karani list --kind preference --global"
+
+
+@dataclass(frozen=True)
+class StandingPart:
+    """The preferences shown (best first, as ``ContextFact``-like objects) and how many were not."""
+
+    facts: list[Any]
+    omitted: int
+    budget: int
+
+    @property
+    def total(self) -> int:
+        return len(self.facts) + self.omitted
+
+
+def where_to_see_all() -> str:
+    """The command, and the admin's list of them when the admin is installed."""
+    try:
+        url = reverse("admin:memory_memory_changelist")
+    except NoReverseMatch:
+        return f"`{LIST_COMMAND}`"
+    return f"`{LIST_COMMAND}` or {url}?company=-&kind__exact=preference&status=live"
+
+
+def line(fact: Any) -> str:
+    # No reason after the text: each is shown whatever the posting says, and the budget goes
+    # further on the candidate's own words (the reason is in the response and the record).
+    return f"- [fact {fact.id}] {fact.text}"
+
+
+def omitted_line(omitted: int) -> str:
+    return (
+        f"- ({omitted} more standing preferences left out here, bearing least on this "
+        f"posting; all of them: {where_to_see_all()})"
+    )
+
+
+def render(part: StandingPart) -> str:
+    """The part as the model sees it; empty when the candidate has no standing preferences."""
+    if part.total == 0:
+        return ""
+    lines = [HEADER, INSTRUCTION, *(line(f) for f in part.facts)]
+    if part.omitted:
+        lines.append(omitted_line(part.omitted))
+    return "\n".join(lines)
+
+
+def rank(
+    found: list[selectors.RecalledFact], score_of: Callable[[selectors.RecalledFact], float]
+) -> list[selectors.RecalledFact]:
+    """Best first: the posting's score for the fact, then the newest (``found`` is newest
+    first, and sorting keeps that order among equals)."""
+    return sorted(found, key=lambda f: -score_of(f))
+
+
+def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:
+    """The first of ``ranked`` (best first) whose rendered part stays within ``budget``
+    characters; one that does not fit is left out and the next tried."""
+    budget = settings.KARANI_STANDING_BUDGET if budget is None else budget
+    if not ranked:
+        return StandingPart(facts=[], omitted=0, budget=budget)
+    used = len(HEADER) + 1 + len(INSTRUCTION)
+    everything = used + sum(len(line(f)) + 1 for f in ranked)
+    if everything <= budget:
+        return StandingPart(facts=list(ranked), omitted=0, budget=budget)
+    # Room for the "left out" line, kept whenever not every preference can be shown.
+    reserve = len(omitted_line(len(ranked))) + 1
+    shown = []
+    for fact in ranked:
+        cost = len(line(fact)) + 1
+        if used + cost + reserve <= budget:
+            shown.append(fact)
+            used += cost
+    return StandingPart(facts=shown, omitted=len(ranked) - len(shown), budget=budget)

@@ -1,0 +1,194 @@
+"""The candidate's standing preferences: every live unscoped preference in every decision that
+uses memory, as a part of its own within a character budget, never repeated in the ranked
+block; the ranked block keeps its cap, and the pipeline's own verdict facts never crowd out
+what people taught about the company."""
+
+import pytest
+from semantic_support import *  # noqa: F403  (fixtures)
+
+from memory import services as memory
+from qualify import context, preparation, prompts, standing
+from qualify.context import Subject
+
+POSTING = Subject(
+    company="Northwind Robotics",
+    title="Senior Platform Engineer",
+    role_category="SRE",
+    location="Boston, MA",
+    remote="Hybrid",
+    salary="$150,000 - $160,000",
+    description=(
+        "Northwind Robotics builds warehouse robots.\n\n"
+        "The platform group keeps a round-the-clock pager for production incidents.\n\n"
+        "We are unable to support visa petitions or status transfers for this position."
+    ),
+)
+FILLERS = [
+    "I like {} teams that write design documents before coding",
+    "A {} hobby budget for books and courses would be welcome",
+    "Quiet {} open-plan floors are fine by me",
+]
+
+
+def _fill(n: int) -> list[int]:
+    """``n`` standing preferences that bear on nothing in POSTING."""
+    return [
+        memory.remember(text=FILLERS[i % 3].format(f"kind{i}"), kind="preference").id
+        for i in range(n)
+    ]
+
+
+def _shown_text(selection: context.Selection) -> str:
+    return prompts.render_context(prompts.VERSIONS[prompts.MEMORY_AWARE], selection)
+
+
+@pytest.mark.django_db
+def test_every_standing_preference_is_shown_when_they_fit(settings):
+    settings.KARANI_MEMORY = "basic"
+    remote = memory.remember(text="Two office days a week is my limit", kind="preference").id
+    hiking = memory.remember(text="I enjoy hiking at weekends", kind="preference").id
+    note = memory.remember(text="I need an employer to sponsor my visa transfer").id
+
+    selection = context.select(POSTING)
+
+    assert {f.id for f in selection.standing} == {remote, hiking}
+    assert selection.standing_omitted == 0
+    # The note is no preference: it is ranked in the block, as before.
+    assert note in {f.id for f in selection.facts}
+    block = _shown_text(selection)
+    assert standing.INSTRUCTION in block and prompts.MEMORY_INSTRUCTION in block
+    assert "left out" not in block
+    hike = next(f for f in selection.standing if f.id == hiking)
+    assert hike.why == "your standing preference; applies to every posting"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("budget", [None, 700])
+def test_over_budget_it_shows_what_bears_most_and_says_how_many_it_left_out(settings, budget):
+    settings.KARANI_MEMORY = "basic"
+    if budget is not None:
+        settings.KARANI_STANDING_BUDGET = budget
+    visa = memory.remember(text="Any employer must sponsor my visa transfer", kind="preference")
+    _fill(100)
+    pager = memory.remember(text="A round-the-clock pager is a dealbreaker", kind="preference")
+
+    selection = context.select(POSTING)
+
+    part = standing.render(
+        standing.StandingPart(selection.standing, selection.standing_omitted, budget=0)
+    )
+    assert len(part) <= (budget or 2000)
+    shown = {f.id for f in selection.standing}
+    assert {visa.id, pager.id} <= shown
+    assert selection.standing_omitted == 102 - len(shown) > 0
+    block = _shown_text(selection)
+    assert f"({selection.standing_omitted} more standing preferences left out here" in block
+    assert standing.LIST_COMMAND in block
+    assert "/admin/memory/memory/?company=-&kind__exact=preference&status=live" in block
+
+
+@pytest.mark.django_db
+def test_a_standing_preference_is_never_repeated_in_the_ranked_block(settings):
+    settings.KARANI_MEMORY = "basic"
+    settings.KARANI_STANDING_BUDGET = 400  # most are left out, and still not ranked
+    ids = [
+        memory.remember(text=f"I want the platform pager quiet, rule {i}", kind="preference").id
+        for i in range(12)
+    ]
+    scoped = memory.remember(
+        text="I would take the Northwind Robotics platform pager",
+        company="Northwind Robotics",
+        kind="preference",
+    ).id
+
+    selection = context.select(POSTING, limit=10)
+
+    ranked = {f.id for f in selection.facts}
+    assert not ranked & set(ids)
+    assert scoped in ranked  # a preference scoped to the company is ranked, as before
+    assert selection.standing_omitted > 0
+
+
+@pytest.mark.django_db
+def test_the_ranked_block_keeps_its_cap_whatever_limit_asks(settings):
+    settings.KARANI_MEMORY = "basic"
+    for i in range(14):
+        memory.remember(
+            text=f"Northwind Robotics platform pager note {i}", company="Northwind Robotics"
+        )
+        memory.remember(text=f"My platform pager note {i}")
+    _fill(5)
+
+    assert len(context.select(POSTING, limit=50).facts) == 10
+    assert len(context.select(POSTING).facts) == 5  # KARANI_MEMORY_TOP_K
+    assert len(context.select(POSTING).standing) == 5
+
+
+@pytest.mark.django_db
+def test_the_pipelines_verdicts_never_crowd_out_what_people_taught(settings):
+    settings.KARANI_MEMORY = "basic"
+    taught = memory.remember(
+        text="Northwind Robotics runs an on-call heavy SRE org", company="Northwind Robotics"
+    ).id
+    for n in range(4):
+        memory.remember(
+            text=f"Rejected Senior Platform Engineer at Northwind Robotics, fit {20 + n}",
+            kind="preference",
+            company="Northwind Robotics",
+            source="verdict",
+            ref=f"qualification:{n + 1}",
+        )
+
+    selection = context.select(POSTING, limit=5)
+
+    company = [f.id for f in selection.facts if f.company]
+    assert taught in company
+
+
+@pytest.mark.django_db
+def test_working_context_renders_both_parts_and_every_fact_stands_in_it(settings):
+    settings.KARANI_MEMORY = "basic"
+    memory.remember(text="Two office days a week is my limit", kind="preference")
+    memory.remember(text="Northwind Robotics pager is heavy", company="Northwind Robotics")
+    _fill(60)
+
+    built = preparation.working_context(POSTING)
+    body = built.to_dict()
+
+    assert body["prompt_version"] == prompts.MEMORY_AWARE
+    assert body["standing"] and body["facts"] and body["standing_omitted"] > 0
+    for fact in body["standing"] + body["facts"]:
+        assert fact["why"] and fact["text"] in body["block"]
+        assert set(fact) == {"id", "text", "kind", "company", "score", "why"}
+    assert body["block"].index(standing.HEADER) < body["block"].index(prompts.MEMORY_HEADER)
+
+
+@pytest.mark.django_db
+def test_the_old_versions_still_resolve_and_show_no_standing_part(settings):
+    settings.KARANI_MEMORY = "basic"
+    pref = memory.remember(text="A round-the-clock pager is my dealbreaker", kind="preference").id
+
+    old = context.select(POSTING, with_standing=False)
+    text = prompts.render_context(prompts.VERSIONS[prompts.MEMORY_CONTEXT_BLOCK], old)
+
+    assert prompts.VERSIONS["qualify-v3-context"].standing is False
+    assert prompts.VERSIONS["qualify-v2-memory-agent"].agent is True
+    assert prompts.VERSIONS[prompts.MEMORY_AGENT].standing is True
+    assert pref in {f.id for f in old.facts} and not old.standing
+    assert standing.HEADER not in text
+
+
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_in_semantic_mode_the_preference_closest_to_the_posting_is_shown(mem0_mode, settings):
+    sponsor = memory.remember(
+        text="I am on an H-1B and any new employer has to sponsor a transfer", kind="preference"
+    ).id
+    _fill(80)
+
+    selection = context.select(POSTING)
+
+    assert selection.mode == "mem0" and selection.fallback is False
+    assert sponsor in {f.id for f in selection.standing}
+    assert selection.standing_omitted > 0
+    assert not {f.id for f in selection.standing} & {f.id for f in selection.facts}
