@@ -1,6 +1,7 @@
 """karani's MCP server over stdio: remember and recall through memory's door, errors as tool
 errors in one line, and a database outage never stops the server."""
 
+import asyncio
 import logging
 from typing import Annotated, Any
 
@@ -129,6 +130,11 @@ def build_server() -> MCPServer:
     for add in mcp_registry.adders():  # other apps' tools (qualify's context, decisions)
         add(server)
     return server
+
+
+def tool_names() -> list[str]:
+    """The tools the server offers, memory's and every registered app's, in the order added."""
+    return [tool.name for tool in asyncio.run(build_server().list_tools())]
 
 
 def serve_stdio() -> None:

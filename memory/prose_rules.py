@@ -52,11 +52,23 @@ _BARE = re.compile(
     re.IGNORECASE,
 )
 # Configuration-style names: AWS_SECRET_ACCESS_KEY=…, mailgun_api_key = "…", OP_TOKEN: …,
-# and JSON's quoted ones: "client_secret": "…", "credentials": "…".
+# JSON's quoted ones ("client_secret": "…"), and code's: `var apiToken string = "…"`,
+# `$apiToken .= "…"`, `API_TOKEN ?= "…"`, `setProperty("API_TOKEN", "…")`.
+_KEY_NAME = (
+    r"[A-Za-z0-9_.-]*?(?:pass(?:word|wd)?|pwd|secret|token|api_?key|apikey|access_?key"
+    r"|private_?key|auth|creds?|credentials?)[A-Za-z0-9_.-]*"
+)
 _IDENTIFIER = re.compile(
-    r"(?<![\w.-])(?P<keyquote>[\"'])?(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd)?|pwd|secret"
-    r"|token|api_?key|apikey|access_?key|private_?key|auth|creds?|credentials?)[A-Za-z0-9_.-]*)"
-    r"(?(keyquote)(?P=keyquote))\s*(?P<op>:=|=>|=|:)\s*(?P<quote>[\"'])?(?P<value>[^\s\"',;]{8,})",
+    rf"(?<![\w.-])(?P<keyquote>[\"'])?(?P<key>{_KEY_NAME})(?(keyquote)(?P=keyquote))"
+    r"(?:\s+(?:string|String|str))?\s*(?P<op>:{1,3}=|[?.+]=|=>|=|:|(?(keyquote),|(?!)))\s*"
+    r"(?P<quote>[\"'`])?(?P<value>[^\s\"'`,;]{8,})",
+    re.IGNORECASE,
+)
+# The same names in XML: <apiToken>…</apiToken>, <entry name="apiToken" value="…" />.
+_XML = re.compile(
+    rf"<(?P<key>{_KEY_NAME})(?:\s[^<>]*)?>\s*(?P<value>[^<>\s]{{8,}})\s*</(?P=key)\s*>"
+    rf"|\b(?:name|key)\s*=\s*[\"'](?P<attr>{_KEY_NAME})[\"']\s+value\s*=\s*[\"']"
+    r"(?P<attrvalue>[^\"'\s]{8,})[\"']",
     re.IGNORECASE,
 )
 # "Credentials: AWS-SAA-C03" names a certification: under a credentials key only a token
@@ -177,13 +189,13 @@ def _benign_here(text: str, match: re.Match[str], value: str) -> bool:
 
 _IDENTIFIER_HINT = re.compile(
     r"(?:pass|pwd|secret|token|api_?key|apikey|access_?key|private_?key|auth|cred)[\w.-]*"
-    r"[\"']?\s*[:=]",
+    r"(?:[\"']?\s*(?:string\s*|str\s*)?[:=?.+,]|>|[\"']\s+value)",
     re.IGNORECASE,
 )
 
 
 def _assigned(text: str) -> Iterator[Span]:
-    if ("=" in text or ":" in text) and _IDENTIFIER_HINT.search(text):
+    if _IDENTIFIER_HINT.search(text):
         yield from _identifiers(text)
     for match in _ASSIGNED.finditer(text):
         value, start, end = _value(match)
@@ -212,15 +224,30 @@ def _identifiers(text: str) -> Iterator[Span]:
         if text[match.start() - 1 : match.start()] in {"?", "&"}:  # a URL's query: one parameter
             value = value.split("&", 1)[0]
             end = start + len(value)
-        if _redacted(value) or _benign_here(text, match, value) or len(value) < 8:
-            continue
-        key = match.group("key")
-        if _CREDENTIALS_KEY.fullmatch(key.rsplit("_", 1)[-1]) and not _TOKEN.fullmatch(value):
-            continue
         # A quoted value under a quoted key is JSON, where every value is quoted.
-        quoted = match.group("quote") and not match.group("keyquote")
-        if _CREDENTIAL_SHAPE.search(value) or quoted:
+        quoted = bool(match.group("quote")) and not match.group("keyquote")
+        if _named_credential(text, match, match.group("key"), value, quoted=quoted):
             yield Span(SECRET_KEYWORD, start, end)
+    if "<" in text or "value" in text:
+        for match in _XML.finditer(text):
+            group = "value" if match.group("value") else "attrvalue"
+            value = match.group(group).rstrip(_SENTENCE_END)
+            key = match.group("key") or match.group("attr")
+            if _named_credential(text, match, key, value, quoted=False):
+                yield Span(SECRET_KEYWORD, match.start(group), match.start(group) + len(value))
+
+
+def _named_credential(
+    text: str, match: re.Match[str], key: str, value: str, *, quoted: bool
+) -> bool:
+    """Whether ``value``, named by the credential word in ``key``, is a credential."""
+    if _redacted(value) or _benign_here(text, match, value) or len(value) < 8:
+        return False
+    if "author" in key.lower():  # "author: JaneDoe42" names a person, not an auth value
+        return False
+    if _CREDENTIALS_KEY.fullmatch(key.rsplit("_", 1)[-1]) and not _TOKEN.fullmatch(value):
+        return False
+    return bool(_CREDENTIAL_SHAPE.search(value)) or quoted
 
 
 def _pairs(text: str) -> Iterator[Span]:

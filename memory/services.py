@@ -87,8 +87,11 @@ def _for_update(memory_id: Any) -> Memory:
 
 
 def _already_deleted(memory: Memory) -> FactAlreadyDeleted:
+    # A corrected fact names its successor: that is the fact the caller meant to change.
+    successor = Memory.all_objects.filter(supersedes=memory).values_list("pk", flat=True).first()
+    how = "deleted" if successor is None else f"corrected by fact {successor}"
     return FactAlreadyDeleted(
-        f"fact {memory.pk} was already deleted on {memory.deleted_at:%Y-%m-%d %H:%M} "
+        f"fact {memory.pk} was already {how} on {memory.deleted_at:%Y-%m-%d %H:%M} "
         f"({memory.delete_reason})",
         field="id",
     )

@@ -168,6 +168,19 @@ def normalise(text: str, *, multiline: bool) -> str:
     return text.strip() if multiline else " ".join(text.split())
 
 
+@lru_cache(maxsize=1)
+def refused_class() -> str:
+    """The refused characters as one regex character class, for schema patterns: Python
+    ``re`` syntax (``\\uXXXX``, and ``\\UXXXXXXXX`` past the BMP, which ECMA-262 spells
+    ``\\u{...}``). Built once from ``refused_ranges``."""
+
+    def escape(code: int) -> str:
+        return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+    parts = (escape(a) if a == b else f"{escape(a)}-{escape(b)}" for a, b in refused_ranges())
+    return "[" + "".join(parts) + "]"
+
+
 def refused_ranges() -> list[tuple[int, int]]:
     """Every refused code point as inclusive (first, last) ranges, for schema patterns; it
     reads the whole Unicode database (about 0.3 s), so call it once, at schema time."""

@@ -5,16 +5,19 @@ from typing import Any
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
+from django.core.validators import ProhibitNullCharactersValidator
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memory import selectors
 from qualify import funnel, funnel_chart
 from qualify.models import (
+    Arm,
     Company,
     FunnelReport,
     Outcome,
@@ -23,6 +26,7 @@ from qualify.models import (
     Qualification,
     ReplayAnswer,
 )
+from qualify.text import PolicedModelForm
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -39,6 +43,19 @@ class StatusFilter(admin.SimpleListFilter):
 
 class SoftDeleteAdmin(admin.ModelAdmin):
     list_filter: tuple[Any, ...] = (StatusFilter,)
+    form = PolicedModelForm
+
+    def formfield_for_dbfield(
+        self, db_field: models.Field, request: HttpRequest, **kwargs: Any
+    ) -> Any:
+        # A refused character is the text policy's to name (PolicedModelForm), in the one
+        # message every door gives, not Django's own "Null characters" line.
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None:
+            field.validators = [
+                v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)
+            ]
+        return field
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
         # Soft delete removes nothing: no cascade to list, and PROTECT'ed events do not block.
@@ -90,6 +107,20 @@ class ReadOnlyEventAdmin(admin.ModelAdmin):
         return False
 
 
+def _fact_link(pk: int) -> str:
+    return format_html(
+        '<a href="{}">fact {}</a>', reverse("admin:memory_memory_change", args=[pk]), pk
+    )
+
+
+# What each arm means, in words a reader of one decision's page needs (qualify.holdout).
+ARM_WORDS = {
+    Arm.MEMORY: "memory: judged with remembered facts (the randomised memory arm)",
+    Arm.HOLDOUT: "holdout: judged without memory, to measure what memory changes",
+    Arm.NONE: "not randomised: the holdout was off, memory was off, or it predates the holdout",
+}
+
+
 @admin.register(Qualification)
 class QualificationAdmin(ReadOnlyEventAdmin):
     list_display = (
@@ -101,7 +132,7 @@ class QualificationAdmin(ReadOnlyEventAdmin):
         "mode",
         "arm",
         "fact_count",
-        "latency_ms",
+        "latency",
         "error",
         "created_at",
     )
@@ -109,7 +140,38 @@ class QualificationAdmin(ReadOnlyEventAdmin):
     list_select_related = ("posting__company",)
     search_fields = ("posting__title", "posting__company__name")
     # Every field, the model's own reasons included (for audit: memory never gets them).
-    readonly_fields = ("created_at", "deleted_at", "memory_block")
+    readonly_fields = (
+        "created_at",
+        "deleted_at",
+        "memory_block",
+        "arm_words",
+        "fact_links",
+        "latency",
+    )
+    # On a decision's page these fields read as words and links instead of raw values.
+    SHOWN_AS = {"arm": "arm_words", "fact_ids": "fact_links", "latency_ms": "latency"}
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        shown = [self.SHOWN_AS.get(name, name) for name in super().get_fields(request, obj)]
+        fields = list(dict.fromkeys(shown))
+        if obj is not None and not obj.latency_ms:
+            fields.remove("latency")  # nothing was measured: a decision recorded by the API
+        return fields
+
+    @admin.display(description="arm")
+    def arm_words(self, obj: Qualification) -> str:
+        return ARM_WORDS.get(obj.arm, obj.arm)
+
+    @admin.display(description="facts")
+    def fact_links(self, obj: Qualification) -> str:
+        if not obj.fact_ids:
+            return "(none)"
+        return format_html_join(", ", "{}", ((_fact_link(pk),) for pk in obj.fact_ids))
+
+    # 0 is what a decision recorded without a model call (the API, MCP) stores: not measured.
+    @admin.display(description="latency", ordering="latency_ms")
+    def latency(self, obj: Qualification) -> str | None:
+        return f"{obj.latency_ms:,} ms" if obj.latency_ms else None
 
     @admin.display(description="memory block (the facts the model saw, and why)")
     def memory_block(self, obj: Qualification) -> str:
@@ -120,12 +182,15 @@ class QualificationAdmin(ReadOnlyEventAdmin):
         # Deleted facts too: the block is history, as the model saw it.
         found = selectors.list_facts(status="all").filter(pk__in=ids)
         texts = dict(found.values_list("id", "text"))
-        items = format_html_join(
+        # Lines, not a list: the admin's aligned forms indent a <ul> past the field's value.
+        return format_html_join(
             "",
-            "<li>[fact {}] {} <em>(why: {})</em></li>",
-            ((pk, texts.get(pk, "(fact not found)"), why or "not recorded") for pk, why in rows),
+            "<div>[{}] {} <em>(why: {})</em></div>",
+            (
+                (_fact_link(pk), texts.get(pk, "(fact not found)"), why or "not recorded")
+                for pk, why in rows
+            ),
         )
-        return format_html("<ul>{}</ul>", items)
 
 
 @admin.register(Outcome)

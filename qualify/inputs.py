@@ -14,12 +14,11 @@ from qualify.credentials import refuse
 from qualify.errors import QualifyInputError
 from qualify.models import MAX_EXTERNAL_ID_CHARS
 from qualify.postings import LIMITS
+from qualify.text import MULTILINE
 
 # An agent's free-text task: as long as a fact may be (recall reads its first 500 characters).
 MAX_TASK_CHARS = 2000
 MAX_PROMPT_VERSION_CHARS = 64
-# Multi-line texts keep their line breaks; every other field is collapsed to one line.
-MULTILINE = ("description", "task")
 SUBJECT_FIELDS = tuple(f.name for f in dataclasses.fields(Subject))
 
 

@@ -18,6 +18,7 @@ from qualify import remote_policy
 from qualify.credentials import first_refusal
 from qualify.errors import QualifyError
 from qualify.models import Remote
+from qualify.text import MULTILINE
 
 # Each text field's maximum length, in the order rows are checked.
 LIMITS = {
@@ -118,7 +119,7 @@ def _text(record: dict[str, Any], name: str) -> str:
         return ""
     if not isinstance(value, str):
         raise PostingRowError(f"{name} must be text")
-    value = _policy(value, name, multiline=name == "description")
+    value = _policy(value, name, multiline=name in MULTILINE)
     if name in REQUIRED and not value:
         raise PostingRowError(f"{name} is empty")
     if len(value) > LIMITS[name]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from qualify import agent, context, llm, verdict, writer
+from qualify import agent, context, llm, text, verdict, writer
 from qualify.credentials import first_refusal, withheld_error
 from qualify.errors import QualifyError
 from qualify.few_shot import FewShotPool
@@ -84,14 +84,16 @@ def set_profile(
     profile = Profile.current() or Profile(summary="")
     if profile.pk is None and not (summary or "").strip():
         raise QualifyError("the first profile needs a summary (--summary)")
-    if summary is not None:
-        if not summary.strip():
+    given = {"summary": summary, "preferences": preferences, "dealbreakers": dealbreakers}
+    for name, value in given.items():
+        if value is None:
+            continue
+        value, refused = text.policed(name, value)
+        if refused:
+            raise QualifyError(refused)
+        if name == "summary" and not value:
             raise QualifyError("summary is empty")
-        profile.summary = summary.strip()
-    if preferences is not None:
-        profile.preferences = preferences.strip()
-    if dealbreakers is not None:
-        profile.dealbreakers = [" ".join(d.split()) for d in dealbreakers if d.strip()]
+        setattr(profile, name, value)
     refused = first_refusal({n: getattr(profile, n) for n in PROFILE_TEXT_FIELDS})
     if refused:
         raise QualifyError(refused)

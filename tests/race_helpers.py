@@ -40,11 +40,11 @@ class SharedLedger:
 
 @pytest.fixture(name="shared_ledger")
 def shared_ledger_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> SharedLedger:
-    """This test's database on PostgreSQL (committed, so children see it), or a copy of the
-    migrated SQLite ledger on SQLite."""
+    """This test's database on PostgreSQL (the test marks django_db(transaction=True)), or a
+    copy of the migrated SQLite ledger on SQLite."""
     env = {"KARANI_MEMORY": "basic", "KARANI_API_WRITE_RATE": "off"}
     if connection.vendor == "postgresql":
-        request.getfixturevalue("transactional_db")
+        # The test's own django_db(transaction=True) mark: children see what is committed.
         return SharedLedger(child_env(DATABASE_URL=children_database_url(), **env), None)
     data = tmp_path / "data"
     shutil.copytree(request.getfixturevalue("migrated_ledger"), data)

@@ -136,5 +136,5 @@ def test_the_command_fails_in_one_line_on_this_machine(tmp_path):
     )
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("CommandError: "), done.stderr
+    assert len(lines) == 1 and lines[0].startswith("karani: "), done.stderr
     assert "docker" in lines[0].lower()

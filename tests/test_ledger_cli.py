@@ -135,8 +135,7 @@ def test_it_imports_a_file_reporting_rejects_without_stopping(ledger, tmp_path):
     assert proc.returncode == 1
     assert proc.stdout == "created 2, touched 1, rejected 3\n"
     assert proc.stderr.splitlines()[-1] == (
-        "CommandError: 3 lines rejected, the rest imported "
-        "(--allow-partial accepts a partial import)"
+        "karani: 3 lines rejected, the rest imported (--allow-partial accepts a partial import)"
     )
     assert [line.split(":")[0] for line in proc.stderr.splitlines()[:-1]] == [
         "line 2",
@@ -245,6 +244,7 @@ def test_every_error_is_one_line_on_stderr_with_a_non_zero_exit(
     proc = karani(*args, cwd=cwd, env={**env, **env_overrides})
     line = one_line_error(proc)
     assert expected in line, line
+    assert line.startswith("karani: "), line  # one prefix, whichever stage refused
     assert proc.stdout == ""
 
 

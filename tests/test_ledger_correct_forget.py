@@ -133,10 +133,14 @@ def test_it_refuses_to_correct_a_deleted_fact_saying_when_and_why(fact):
 
 
 def test_it_refuses_to_correct_a_superseded_fact(fact):
-    services.correct(id=fact.pk, text="Prefers hybrid roles", reason="r1")
+    successor = services.correct(id=fact.pk, text="Prefers hybrid roles", reason="r1")
     before = _snapshot()
-    with pytest.raises(FactAlreadyDeleted):
+    # The refusal names the fact that replaced it: the one the caller meant to change.
+    named = rf"^fact {fact.pk} was already corrected by fact {successor.pk} on .* \(r1\)$"
+    with pytest.raises(FactAlreadyDeleted, match=named):
         services.correct(id=fact.pk, text="Prefers on-site roles", reason="r2")
+    with pytest.raises(FactAlreadyDeleted, match=named):
+        services.forget(id=fact.pk, reason="r2")
     assert _snapshot() == before
 
 

@@ -76,7 +76,7 @@ def test_a_vector_database_that_does_not_exist_is_named_in_one_line(migrated, tm
 
     assert done.returncode == 1
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert lines[-1].startswith("CommandError: semantic index unavailable: could not connect")
+    assert lines[-1].startswith("karani: semantic index unavailable: could not connect")
     assert 'database "karani_no_such_vectors" does not exist' in lines[-1]
     assert lines[-1].endswith("create it with the vector extension")
     assert not [line for line in lines if "error connecting in" in line], done.stderr

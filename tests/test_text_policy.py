@@ -22,13 +22,14 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.urls import reverse
 from ledger_helpers import children_database_url, counts, karani, one_line_error
 from test_mcp_server import server_env, session_for  # noqa: F401  (a fixture)
 
 from memory import services
 from memory.errors import SecretRefused
 from memory.models import Memory
-from qualify.models import Outcome, Posting, Qualification
+from qualify.models import Company, Outcome, Posting, Profile, Qualification
 
 # Every awkward character a job board sends, in one text.
 SENT = "\ufeffOn\u00adcall\tweeks\r\nare\u00a0paid\u202fdouble\u2009here\r"
@@ -256,6 +257,55 @@ def test_the_admin_refuses_with_the_one_message(curator, form, value, says):
     assert all_counts() == before
 
 
+def _admin_form(curator, name: str, data: dict, pk: int | None = None):
+    if pk is None:
+        return curator.post(reverse(f"admin:qualify_{name}_add"), data)
+    return curator.post(reverse(f"admin:qualify_{name}_change", args=[pk]), data)
+
+
+def test_the_qualify_admin_stores_normalised_text(curator):
+    assert _admin_form(curator, "company", {"name": COMPANY_SENT}).status_code == 302
+    company = Company.objects.get()
+    assert company.name == COMPANY
+    data = {
+        "company": company.pk,
+        "title": SENT,
+        "description": SENT,
+        "location": SENT,
+        "remote": "unknown",
+        "external_id": EXTERNAL_ID_SENT,
+        "dealbreakers": json.dumps([SENT]),
+    }
+    response = _admin_form(curator, "posting", data)
+    assert response.status_code == 302, response.context and response.context["errors"]
+    posting = Posting.objects.get()
+    assert (posting.title, posting.location) == (AS_ONE_LINE, AS_ONE_LINE)
+    assert (posting.description, posting.external_id) == (AS_LINES, EXTERNAL_ID)
+    assert posting.dealbreakers == [AS_ONE_LINE]
+    data = {"summary": SENT, "preferences": SENT, "dealbreakers": json.dumps([SENT])}
+    assert _admin_form(curator, "profile", data).status_code == 302
+    profile = Profile.objects.get()
+    assert (profile.summary, profile.preferences) == (AS_LINES, AS_LINES)
+    assert profile.dealbreakers == [AS_ONE_LINE]
+
+
+@refused
+@pytest.mark.parametrize("form", ["company-name", "posting-title", "profile-summary"])
+def test_the_qualify_admin_refuses_with_the_one_message(curator, form, value, says):
+    company = Company.objects.create(name="Acme")
+    before = all_counts()
+    name, field = form.split("-")
+    data = {
+        "company": {"name": value},
+        "posting": {"company": company.pk, "title": value, "remote": "unknown"},
+        "profile": {"summary": value, "dealbreakers": "[]"},
+    }[name]
+    response = _admin_form(curator, name, data)
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors[field] == [f"{field} {says}"]
+    assert all_counts() == before
+
+
 # --- management commands in process ------------------------------------------------------
 
 
@@ -275,6 +325,24 @@ def test_the_commands_store_normalised_text(settings):
     assert Memory.all_objects.get(pk=row.pk).delete_reason == AS_ONE_LINE
     _run("forget", str(fixed["id"]), "--reason", SENT)
     assert Memory.all_objects.get(pk=fixed["id"]).delete_reason == AS_ONE_LINE
+
+
+@pytest.mark.django_db
+def test_profile_set_stores_normalised_text():
+    _run("profile", "set", "--summary", SENT, "--preferences", SENT, "--dealbreaker", SENT)
+    profile = Profile.objects.get()
+    assert (profile.summary, profile.preferences) == (AS_LINES, AS_LINES)
+    assert profile.dealbreakers == [AS_ONE_LINE]
+
+
+@pytest.mark.django_db
+@refused
+def test_profile_set_refuses_with_the_one_message(value, says):
+    for option, field in [("--summary", "summary"), ("--dealbreaker", "dealbreakers")]:
+        with pytest.raises(CommandError) as caught:
+            _run("profile", "set", "--summary", "Engineer", option, value)
+        assert str(caught.value) == f"{field} {says}"
+    assert Profile.objects.count() == 0
 
 
 @pytest.mark.django_db
@@ -437,3 +505,16 @@ def test_a_credential_split_by_a_soft_hyphen_or_a_bom_is_still_refused(db):
         with pytest.raises(SecretRefused):
             services.remember(text=f"my token is {token}")
     assert counts() == before
+
+
+def test_the_schema_character_class_refuses_exactly_what_the_policy_refuses():
+    import re
+
+    from memory import text
+
+    pattern = re.compile(text.refused_class())
+    handled = text.LINE_BREAKS + text.SPACES + text.INVISIBLE + "\u200c\u200d\n"
+    sample = [*handled, *text.BIDI_CONTROLS, *(chr(c) for c in range(0, 0x110000, 97))]
+    for char in sample:
+        refused = text.refusal(f"a{char}b", field="x") is not None
+        assert bool(pattern.search(char)) == refused, hex(ord(char))

@@ -1,8 +1,6 @@
 """QualifyCommand: KaraniCommand plus qualify's own one-line errors and progress bar."""
 
-from typing import TYPE_CHECKING, Any
-
-from django.core.management.base import CommandError
+from typing import TYPE_CHECKING
 
 from memory.management.base import KaraniCommand
 from qualify.errors import QualifyError
@@ -12,11 +10,7 @@ if TYPE_CHECKING:
 
 
 class QualifyCommand(KaraniCommand):
-    def execute(self, *args: Any, **options: Any) -> Any:
-        try:
-            return super().execute(*args, **options)
-        except QualifyError as exc:
-            raise CommandError(str(exc)) from None
+    user_errors = (*KaraniCommand.user_errors, QualifyError)
 
     def progress(self, label: str, *, disable: bool) -> "Progress":
         """A progress bar on stderr; rich is imported only by the commands that draw one."""

@@ -120,6 +120,9 @@ def test_a_decisions_page_shows_its_block_with_each_facts_reason(
     assert page.status_code == 200
     assert "Memory block (the facts the model saw, and why)" in html
     # The fact's text is escaped; its reason is the one the decision recorded.
-    assert f"[fact {fact.id}] Northwind Robotics pages its SREs &lt;every&gt; other week" in html
+    link = f'<a href="/admin/memory/memory/{fact.id}/change/">fact {fact.id}</a>'
+    assert f"[{link}] Northwind Robotics pages its SREs &lt;every&gt; other week" in html
+    # A model call was measured: its latency shows.
+    assert f"{q.latency_ms:,} ms" in html and q.latency_ms > 0
     why = q.decision_facts.get().why
     assert why.startswith("company fact; ") and f"(why: {why})" in html.replace("&#x27;", "'")

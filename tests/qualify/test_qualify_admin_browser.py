@@ -47,3 +47,55 @@ def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, 
     wait.until(ec.presence_of_element_located((By.ID, "content")))
     assert not browser.find_elements(By.NAME, "_save")
     assert not browser.find_elements(By.CSS_SELECTOR, "a.deletelink")
+
+
+def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
+    browser, live_server, tmp_path
+):
+    """The arm in words, no latency where none was measured, each fact a link to its page, and
+    the memory block aligned with the other fields (looked at in a screenshot)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from memory import services as memory
+    from qualify.decisions import record_decision
+
+    get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD)
+    fact = memory.remember(text="Northwind's on-call is weekly", company="Northwind").memory
+    decided = record_decision(
+        external_id="https://jobs.example.com/api-1",
+        company="Northwind",
+        title="Senior SRE",
+        verdict="rejected",
+        fit_score=35,
+        prompt_version="pipeline-v1",
+        facts=[{"id": fact.pk, "why": "the company's on-call"}],
+    )
+    wait = WebDriverWait(browser, 20)
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
+    browser.find_element(By.NAME, "username").send_keys("viewer")
+    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    wait.until(ec.presence_of_element_located((By.ID, "content")))
+    browser.get(f"{live_server.url}/admin/qualify/qualification/{decided.qualification.pk}/change/")
+    wait.until(ec.presence_of_element_located((By.ID, "content")))
+    block = browser.find_element(By.CSS_SELECTOR, ".field-memory_block .readonly")
+    browser.execute_script("arguments[0].scrollIntoView()", block)
+    shot = tmp_path / "decision.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+
+    arm = browser.find_element(By.CSS_SELECTOR, ".field-arm_words .readonly").text
+    assert arm.startswith("not randomised"), arm
+    assert not browser.find_elements(By.CSS_SELECTOR, ".field-latency_ms, .field-latency")
+    links = browser.find_elements(By.CSS_SELECTOR, ".field-fact_links a, .field-memory_block a")
+    hrefs = {link.get_attribute("href") for link in links}
+    assert hrefs == {f"{live_server.url}/admin/memory/memory/{fact.pk}/change/"}, hrefs
+    # The block's list starts where the other fields' values start, not indented past them.
+    value = browser.find_element(By.CSS_SELECTOR, ".field-arm_words .readonly")
+    first_item = block.find_element(By.TAG_NAME, "div")
+    assert abs(first_item.location["x"] - value.location["x"]) <= 2, (
+        first_item.location,
+        value.location,
+    )

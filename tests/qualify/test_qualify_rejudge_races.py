@@ -5,6 +5,7 @@ is credited to a verdict already replaced when it was written."""
 
 from datetime import datetime
 
+import pytest
 from race_helpers import racers, shared_ledger_fixture  # noqa: F401 (shared_ledger)
 
 N = 8
@@ -37,6 +38,7 @@ def _race(kind: str, ledger, tmp_path) -> list[list[dict]]:
         return [race.trial(k) for k in range(TRIALS)]
 
 
+@pytest.mark.django_db(transaction=True)  # on PostgreSQL, children see what is committed
 def test_eight_rejudgings_leave_one_live_verdict_and_one_live_verdict_fact(shared_ledger, tmp_path):
     trials = _race("rejudge", shared_ledger, tmp_path)
 
@@ -64,6 +66,7 @@ def _when(value) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
+@pytest.mark.django_db(transaction=True)  # on PostgreSQL, children see what is committed
 def test_outcomes_racing_rejudgings_are_credited_to_the_verdict_live_when_written(
     shared_ledger, tmp_path
 ):

@@ -26,7 +26,7 @@ class Command(KaraniCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("username")
+        parser.add_argument("username", help="the user whose token to print, create or rotate")
         parser.add_argument(
             "--create-user", action="store_true", help="create the user (no password) if missing"
         )

@@ -10,7 +10,7 @@ class Command(KaraniCommand):
     help = "Correct a fact: the old row is soft-deleted and a new row supersedes it."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("id", type=int)
+        parser.add_argument("id", type=int, help="the id of the fact to correct")
         parser.add_argument("text", help="the corrected fact")
         parser.add_argument("--reason", required=True, help="why the old text was wrong")
         parser.add_argument("--json", action="store_true", help="print JSON")

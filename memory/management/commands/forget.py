@@ -10,7 +10,7 @@ class Command(KaraniCommand):
     help = "Soft-delete a fact. It stays in the ledger as history, with the reason."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("id", type=int)
+        parser.add_argument("id", type=int, help="the id of the fact to forget")
         parser.add_argument("--reason", required=True, help="why this fact should go")
         parser.add_argument("--json", action="store_true", help="print JSON")
 

@@ -37,7 +37,11 @@ class Command(KaraniCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", type=Path)
+        parser.add_argument(
+            "file",
+            type=Path,
+            help="a JSON Lines file, one fact per line (an export, with --restore)",
+        )
         parser.add_argument("--restore", action="store_true", help="restore an export file")
         parser.add_argument(
             "--allow-partial",

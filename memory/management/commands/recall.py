@@ -11,7 +11,7 @@ class Command(KaraniCommand):
     help = "Recall the facts most relevant to a query, best first."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("query")
+        parser.add_argument("query", help="a few words naming what you need to know")
         parser.add_argument("--company", help="only this company's facts plus global ones")
         parser.add_argument(
             "--limit", type=int, default=validation.DEFAULT_LIMIT, help="1-100 (default 5)"

@@ -32,7 +32,7 @@ class Command(KaraniCommand):
                 raise CommandError(STDIN_TTY)
             text = sys.stdin.read()
         result = services.remember(
-            text=text, kind=opts["kind"], company=opts["company"], ref=opts["ref"]
+            text=text, kind=opts["kind"], company=opts["company"], ref=opts["ref"], actor="cli"
         )
         message = (
             f"remembered fact {result.id}"

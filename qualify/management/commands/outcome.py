@@ -13,8 +13,18 @@ class Command(QualifyCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("posting_id", type=int, metavar="POSTING_ID")
-        parser.add_argument("stage", choices=Stage.values, metavar="STAGE")
+        parser.add_argument(
+            "posting_id",
+            type=int,
+            metavar="POSTING_ID",
+            help="the posting's id in karani (the admin's postings list shows it)",
+        )
+        parser.add_argument(
+            "stage",
+            choices=Stage.values,
+            metavar="STAGE",
+            help=f"one of: {', '.join(Stage.values)}",
+        )
         parser.add_argument("--note", default="", help="a short note (kept with the event)")
         parser.add_argument("--json", action="store_true", help="print JSON")
 

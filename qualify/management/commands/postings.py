@@ -12,11 +12,11 @@ class Command(QualifyCommand):
     help = "Manage job postings. `postings import FILE`: import a .json, .jsonl or .csv file."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION", help="import")
         imp = sub.add_parser(
             "import", help="import postings; bad rows are reported by line, the rest imported"
         )
-        imp.add_argument("file", type=Path)
+        imp.add_argument("file", type=Path, help="a JSON Lines file, one posting per line")
         imp.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -11,7 +11,9 @@ class Command(QualifyCommand):
     help = "Show or set the candidate profile qualify judges postings against."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        sub = parser.add_subparsers(
+            dest="action", required=True, metavar="ACTION", help="show or set"
+        )
         sub.add_parser("show", help="print the current profile").add_argument(
             "--json", action="store_true", help="print JSON"
         )

@@ -261,6 +261,22 @@ PROVIDERS: list[tuple[str, str, Callable[[], str]]] = [
     ("trufflehog", "client-secret-hex", lambda: f"oauth:\n  client_secret: {r(HEX, 40)}"),
     ("trufflehog", "credentials-hex", lambda: f"credentials: {r(HEX, 40)}"),
     ("trufflehog", "credentials-hex", lambda: f'{{"credentials": "{r(HEX, 64)}"}}'),
+    ("gitleaks", "sidekiq-prose", lambda: f"Sidekiq Enterprise login is {r(HEX, 8)}:{r(HEX, 8)}"),
+    # A credential-named identifier in the syntaxes of code and configuration files.
+    ("gitleaks", "generic-xml-element", lambda: f"<deployToken>\n  {r(ALNUM, 32)}\n</deployToken>"),
+    (
+        "gitleaks",
+        "generic-xml-entry",
+        lambda: f'<entry name="smtpPassword" value="{r(ALNUM, 20)}" />',
+    ),
+    ("gitleaks", "generic-go-var", lambda: f'var apiToken string = "{r(ALNUM, 32)}"'),
+    ("gitleaks", "generic-php-concat", lambda: f'$serviceSecret .= "{r(HEX, 40)}"'),
+    ("gitleaks", "generic-make-assign", lambda: f'DEPLOY_TOKEN ?= "{r(ALNUM, 32)}"'),
+    (
+        "gitleaks",
+        "generic-set-property",
+        lambda: f'System.setProperty("APP_SECRET", "{r(ALNUM, 32)}")',
+    ),
 ]
 
 # Credentials written into job-search notes, in four languages: {pw} is a fresh password,
@@ -391,6 +407,9 @@ BENIGN: list[Callable[[], str]] = [
         f"https://initech.wd1.myworkdayjobs.com/Careers/job/Remote/Engineer_JR{digits(6)}-1?q=backend"
     ),
     lambda: f"Lever https://jobs.lever.co/globex/{uuid.uuid4()}?lever-source=Glassdoor",
+    lambda: f"author: JaneDoe{digits(2)} wrote the engineering blog post",
+    lambda: f"<author>Jane Doe {digits(4)}</author><title>Staff SRE</title>",
+    lambda: f'<entry name="jobId" value="JR-{digits(6)}" />',
 ]
 
 
