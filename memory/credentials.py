@@ -43,15 +43,29 @@ def _fold_char(char: str) -> str:
     return unicodedata.normalize("NFKC", char).translate(_look_alikes())
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
 def _folded(text: str) -> tuple[str, list[int]]:
-    """``text`` as the rules see it, and for each folded character the index it came from."""
+    """``text`` as the rules see it, and for each folded character the index it came from
+    (empty when each character folds to one, so indexes are the text's own)."""
     if text.isascii():
         return text, []
-    pieces, origin = [], []
+    pieces: list[str] = []
+    last, shifted = 0, False
+    for run in _NON_ASCII.finditer(text):  # ASCII stretches are copied whole
+        pieces.append(text[last : run.start()])
+        for char in run.group():
+            folded = _fold_char(char)
+            pieces.append(folded)
+            shifted = shifted or len(folded) != 1
+        last = run.end()
+    pieces.append(text[last:])
+    if not shifted:
+        return "".join(pieces), []
+    origin: list[int] = []
     for index, char in enumerate(text):
-        folded = char if char.isascii() else _fold_char(char)
-        pieces.append(folded)
-        origin.extend([index] * len(folded))
+        origin.extend([index] * (1 if char.isascii() else len(_fold_char(char))))
     return "".join(pieces), origin
 
 
@@ -83,19 +97,19 @@ def _found(texts: list[str]) -> list[list[Span]]:
     return out
 
 
-def _read(text: str) -> tuple[list[Span], list[str]]:
+def _read(text: str, *, where: bool) -> tuple[list[Span], list[str]]:
     """What the rules find in every reading of ``text`` (reading.readings), placed in ``text``
     as given (a token behind entities, escapes or markup covers all it was read from); and
     the kinds found in the description as the model reads it (HTML read by html-text), whose
-    offsets do not lead back to the text."""
+    offsets do not lead back to the text. Without ``where``, only the kinds are right."""
     if not reading.may_be_encoded(text):
         return _found([text])[0], []
-    ways = reading.readings(text)
+    ways = reading.readings(text, where=where)
     texts = [way.text for way in ways]
     model = reading.model_reading(text, ways)
     found = _found(texts + ([model] if model is not None else []))
     spans = [
-        Span(span.kind, *way.span(span.start, span.end))
+        Span(span.kind, *way.span(span.start, span.end)) if where else span
         for way, in_way in zip(ways, found, strict=False)
         for span in in_way
         if span.end > span.start
@@ -120,7 +134,7 @@ def find_spans(text: str) -> list[Span]:
     """Every credential in ``text``: its kind and its place in ``text`` as given, in order,
     overlapping findings merged (the first kind found at a place names it). When redacting
     those places would still leave one to some reader, the whole text is the one span."""
-    merged = _merged(_read(text)[0])
+    merged = _merged(_read(text, where=True)[0])
     if not reading.may_be_encoded(text):
         return merged
     left = find_secrets(_replaced(text, merged))
@@ -130,7 +144,7 @@ def find_spans(text: str) -> list[Span]:
 def find_secrets(text: str) -> list[str]:
     """Every credential kind found in ``text`` as any reader reads it, deduplicated, in a
     stable order."""
-    spans, model_kinds = _read(text)
+    spans, model_kinds = _read(text, where=False)
     return list(dict.fromkeys([span.kind for span in spans] + model_kinds))
 
 

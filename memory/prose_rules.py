@@ -64,9 +64,11 @@ _IDENTIFIER = re.compile(
     r"(?P<quote>[\"'`])?(?P<value>[^\s\"'`,;]{8,})",
     re.IGNORECASE,
 )
+_TAGS = re.compile(r"<[^<>]*>")
 # The same names in XML: <apiToken>…</apiToken>, <entry name="apiToken" value="…" />.
 _XML = re.compile(
-    rf"<(?P<key>{_KEY_NAME})(?:\s[^<>]*)?>\s*(?P<value>[^<>\s]{{8,}})\s*</(?P=key)\s*>"
+    rf"<(?P<key>{_KEY_NAME})(?:\s[^<>]*)?>\s*(?P<value>(?:[^<>\s]|<[^<>]*>){{8,}}?)\s*"
+    r"</(?P=key)\s*>"
     rf"|\b(?:name|key)\s*=\s*[\"'](?P<attr>{_KEY_NAME})[\"']\s+value\s*=\s*[\"']"
     r"(?P<attrvalue>[^\"'\s]{8,})[\"']",
     re.IGNORECASE,
@@ -233,7 +235,8 @@ def _identifiers(text: str) -> Iterator[Span]:
             group = "value" if match.group("value") else "attrvalue"
             value = match.group(group).rstrip(_SENTENCE_END)
             key = match.group("key") or match.group("attr")
-            if _named_credential(text, match, key, value, quoted=False):
+            # Markup inside the element is read as nothing, as a browser shows it.
+            if _named_credential(text, match, key, _TAGS.sub("", value), quoted=False):
                 yield Span(SECRET_KEYWORD, match.start(group), match.start(group) + len(value))
 
 
