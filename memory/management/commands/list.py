@@ -12,8 +12,8 @@ class Command(KaraniCommand):
     help = "List facts, newest first; `--kind preference --global` lists every standing preference."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--kind", choices=Kind.values)
-        parser.add_argument("--source", choices=Source.values)
+        parser.add_argument("--kind", choices=Kind.values, help="only facts of this kind")
+        parser.add_argument("--source", choices=Source.values, help="only facts written this way")
         scope = parser.add_mutually_exclusive_group()
         scope.add_argument("--company", help="only this company's facts")
         scope.add_argument(
