@@ -245,5 +245,8 @@ class FunnelReportAdmin(ReadOnlyEventAdmin):
             "arms": result.arms,
             "arm_steps": [s.to_dict() for s in result.arms.steps],
             "min_sample": funnel.MIN_SAMPLE,
+            "not_counted": [
+                (result.not_counted[key], what) for key, what in funnel.NOT_COUNTED.items()
+            ],
         }
         return TemplateResponse(request, "admin/qualify/funnel.html", context)

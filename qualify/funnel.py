@@ -17,6 +17,15 @@ STEPS = ("qualified", *PROGRESS)
 # Per arm, in the step's denominator: below this a rate's interval is too wide to act on.
 MIN_SAMPLE = 30
 NOT_ENOUGH = "not enough data yet"
+# What the funnel leaves out, and why: said wherever the funnel is shown (CLI, API, admin).
+NOT_COUNTED = {
+    "on_rejected_decisions": "outcome(s) recorded on a rejected decision: the funnel follows "
+    "the postings the pipeline qualified, and a rejected posting applied to anyway says "
+    "nothing about how well it chose",
+    "on_replaced_decisions": "outcome(s) recorded on a verdict later replaced (re-judged under "
+    "a new prompt version): they belong to the version that was live when they happened, "
+    "and the funnel counts live verdicts only",
+}
 
 
 def over(step: str) -> str:
@@ -139,6 +148,8 @@ class ArmComparison:
 class Funnel:
     versions: list[VersionFunnel]
     arms: ArmComparison
+    # Live outcomes no step counts, per reason in NOT_COUNTED.
+    not_counted: dict[str, int] = field(default_factory=lambda: dict.fromkeys(NOT_COUNTED, 0))
 
 
 def compute() -> Funnel:
@@ -186,9 +197,19 @@ def compute() -> Funnel:
         .exclude(arm=Arm.NONE)
         .aggregate(first=Min("created_at"), last=Max("created_at"))
     )
+    left_out = Outcome.objects.aggregate(
+        on_rejected_decisions=Count(
+            "id",
+            filter=Q(
+                qualification__verdict=Verdict.REJECTED, qualification__deleted_at__isnull=True
+            ),
+        ),
+        on_replaced_decisions=Count("id", filter=Q(qualification__deleted_at__isnull=False)),
+    )
     return Funnel(
         versions=list(versions.values()),
         arms=ArmComparison(arms[Arm.MEMORY], arms[Arm.HOLDOUT], **period),
+        not_counted=left_out,
     )
 
 
@@ -197,4 +218,7 @@ def to_dict(result: Funnel) -> dict[str, Any]:
         "steps": list(STEPS),
         "versions": [r.to_dict() for r in result.versions],
         "arms": result.arms.to_dict(),
+        "not_counted": [
+            {"outcomes": result.not_counted[key], "what": what} for key, what in NOT_COUNTED.items()
+        ],
     }

@@ -73,6 +73,7 @@ def test_it_forbids_writes_to_a_user_without_the_right(reader, fact_id):
         error = error_of(response)
         assert error["code"] == "permission_denied"
         assert "karani-writers" in error["message"]
+        assert error["message"].startswith("writing memories needs the memory.")
     assert Memory.all_objects.count() == 1
     assert Memory.objects.get().pk == fact_id
 

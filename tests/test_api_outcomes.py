@@ -90,7 +90,9 @@ def test_writing_an_outcome_needs_the_right(writer):
     refused = reader.post("/api/outcomes", {"external_id": URL, "stage": "screen"})
     allowed = granted.post("/api/outcomes", {"external_id": URL, "stage": "screen"})
 
-    assert refused.status_code == 403 and "qualify.add_outcome" in error_of(refused)["message"]
+    assert refused.status_code == 403
+    assert error_of(refused)["message"].startswith("recording outcomes needs the ")
+    assert "qualify.add_outcome" in error_of(refused)["message"]
     assert allowed.status_code == 201
 
 
@@ -129,3 +131,38 @@ def test_the_funnel_is_what_karani_funnel_json_prints(writer, settings):
     arms = body["arms"]
     assert arms["memory"]["decisions"] + arms["holdout"]["decisions"] == 6
     assert {s["step"] for s in arms["steps"]} == set(body["steps"])
+
+
+def test_the_funnel_says_which_outcomes_it_does_not_count_and_why(writer, admin_client):
+    rejected = {
+        "external_id": f"{URL}/rejected",
+        "company": "Acme",
+        "title": "Night Shift SRE",
+        "verdict": "rejected",
+        "fit_score": 20,
+        "prompt_version": "pipeline-v1",
+    }
+    assert writer.post("/api/decisions", rejected, format="json").status_code == 201
+    # Applied anyway: recorded, credited to the rejected decision, and left out of the funnel.
+    applied = {"external_id": rejected["external_id"], "stage": "applied"}
+    assert writer.post("/api/outcomes", applied).status_code == 201
+
+    body = writer.get("/api/funnel").json()
+
+    assert body["versions"][0]["counts"]["applied"] == 0
+    left_out = {row["what"].split(":")[0]: row for row in body["not_counted"]}
+    on_rejected = left_out["outcome(s) recorded on a rejected decision"]
+    assert on_rejected["outcomes"] == 1
+    assert "the funnel follows the postings the pipeline qualified" in on_rejected["what"]
+    assert (
+        left_out[
+            "outcome(s) recorded on a verdict later replaced (re-judged under a new prompt version)"
+        ]["outcomes"]
+        == 0
+    )
+
+    out = io.StringIO()
+    call_command("funnel", stdout=out)
+    assert "not counted: 1 outcome(s) recorded on a rejected decision: the funnel" in out.getvalue()
+    page = admin_client.get("/admin/qualify/funnelreport/").content.decode()
+    assert "Not counted: 1 outcome(s) recorded on a rejected decision: the funnel" in page

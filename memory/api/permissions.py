@@ -16,8 +16,10 @@ class CanWriteMemory(BasePermission):
         if request.method == "GET":
             return True
         permission = view.write_permission
+        # What the refused request would have written, in the view's words ("recording decisions").
+        action = getattr(view, "write_action", "writing memories")
         self.message = (
-            f"writing memories needs the {permission} permission or membership of the "
+            f"{action} needs the {permission} permission or membership of the "
             f"{WRITERS_GROUP!r} group"
         )
         user = request.user

@@ -276,8 +276,15 @@ class _Version(serializers.Serializer):
     rates = serializers.DictField(child=serializers.FloatField(allow_null=True))
 
 
+@extend_schema_serializer(component_name="FunnelNotCounted")
+class _NotCounted(serializers.Serializer):
+    outcomes = serializers.IntegerField(help_text="live outcomes left out for this reason")
+    what = serializers.CharField(help_text="which outcomes, and why the funnel leaves them out")
+
+
 @extend_schema_serializer(component_name="Funnel")
 class FunnelSerializer(serializers.Serializer):
     steps = serializers.ListField(child=serializers.CharField())
     versions = _Version(many=True)
     arms = _Arms()
+    not_counted = _NotCounted(many=True)

@@ -77,6 +77,7 @@ class WriteApi(QualifyApi):
 class DecisionApi(WriteApi):
     # Recording a decision is adding a qualification, as in the admin (or the writers group).
     write_permission = "qualify.add_qualification"
+    write_action = "recording decisions"
 
     @property
     def throttle_scope(self) -> str:  # type: ignore[override]
@@ -119,6 +120,7 @@ class DecisionApi(WriteApi):
 
 class OutcomeApi(WriteApi):
     write_permission = "qualify.add_outcome"
+    write_action = "recording outcomes"
 
     @extend_schema(
         operation_id="outcomes_record",

@@ -37,6 +37,8 @@ class Command(QualifyCommand):
         console.print(_versions_table(result))
         if not result.versions:
             self.stdout.write("no qualifications yet")
+        for key, what in funnel.NOT_COUNTED.items():
+            self.stdout.write(f"not counted: {result.not_counted[key]} {what}")
         arms = result.arms
         if arms.status == "off":
             self.stdout.write("holdout comparison: off (no randomised decisions yet)")
