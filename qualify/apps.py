@@ -13,7 +13,7 @@ class QualifyConfig(AppConfig):
         checks.register(check_settings)
         # memory never imports qualify: it learns about decisions through this registry.
         from memory import attribution, mcp_registry, stored_texts
-        from qualify.attribution import provider
+        from qualify.fact_uses import provider
         from qualify.stored_texts import provider as texts
 
         attribution.register(provider)

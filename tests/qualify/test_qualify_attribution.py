@@ -9,7 +9,7 @@ from memory import attribution
 from memory import services as memory
 from memory.models import Memory
 from qualify import services
-from qualify.attribution import provider
+from qualify.fact_uses import provider
 from qualify.models import DecisionFact, Qualification
 
 pytestmark = pytest.mark.django_db

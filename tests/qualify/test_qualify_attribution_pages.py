@@ -12,7 +12,7 @@ from qualify_fakes import criteria, make_posting, run_qualify
 from memory import attribution
 from memory import services as memory
 from qualify import services
-from qualify.attribution import provider
+from qualify.fact_uses import provider
 
 pytestmark = pytest.mark.django_db
 

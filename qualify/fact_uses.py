@@ -1,5 +1,6 @@
-"""qualify's answer to memory.attribution: the decisions whose prompts carried a fact,
-with each decision's verdict and the furthest stage its posting reached."""
+"""Which decisions used a fact: qualify's provider for memory.attribution, the decisions whose
+prompts carried a fact, with each decision's verdict and the furthest stage its posting
+reached."""
 
 from typing import Any
 
