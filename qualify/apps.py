@@ -14,7 +14,7 @@ class QualifyConfig(AppConfig):
         # memory never imports qualify: it learns about decisions through this registry.
         from memory import attribution, mcp_registry, stored_texts
         from qualify.fact_uses import provider
-        from qualify.stored_texts import provider as texts
+        from qualify.screened_texts import provider as texts
 
         attribution.register(provider)
         # By name: only `karani mcp` imports the tools (and the MCP SDK with them).

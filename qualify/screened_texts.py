@@ -1,6 +1,6 @@
-"""Qualify's stored texts, told to memory's `karani secrets` (memory never imports qualify):
-postings, companies, the profile, and the events' free text (verdict reasons and criteria,
-errors, outcome notes, replay answers)."""
+"""The texts `karani secrets` screens in qualify: its provider for memory.stored_texts (memory
+never imports qualify): postings, companies, the profile, and the events' free text (verdict
+reasons and criteria, errors, outcome notes, replay answers)."""
 
 from typing import Any
 
