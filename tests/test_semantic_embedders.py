@@ -71,10 +71,12 @@ def test_the_local_model_embeds_each_side_with_its_prefix(mem0_mode, settings):
     np.testing.assert_allclose(asked, model.encode("query: " + QUESTION), atol=1e-5)
     plain = model.encode(QUESTION)
     assert float(asked @ plain) / float(np.linalg.norm(asked) * np.linalg.norm(plain)) < 0.999
-    # A posting's pieces, embedded in one batch, are questions too.
+    # A posting's pieces, embedded in one batch (by the pass model), are questions too.
     batch = np.asarray(encoder.embed_queries(loaded, [QUESTION, FACT]))
     np.testing.assert_allclose(
-        batch, model.encode(["query: " + QUESTION, "query: " + FACT]), atol=1e-5
+        batch,
+        encoder.pass_model(model).encode(["query: " + QUESTION, "query: " + FACT]),
+        atol=1e-5,
     )
 
     written = np.asarray(store.embed_texts(loaded, [FACT, QUESTION]))
@@ -93,12 +95,82 @@ def test_a_postings_pieces_in_several_passes_keep_their_order_and_vectors(mem0_m
         " ".join([FACT] * (n % 4 + 1)) if n % 2 else f"{QUESTION} ({n})"
         for n in range(2 * encoder.QUERIES_PER_PASS + 3)
     ]
-    batch = encoder.embed_queries(loaded, texts)
-    alone = [encoder.embed_query(loaded, t) for t in texts]
+    batch = np.asarray(encoder.embed_queries(loaded, texts))
+    alone = np.asarray([encoder.embed_query(loaded, t) for t in texts])
+    # bfloat16 weights round a little differently in a padded batch than alone, and int8
+    # passes (float32 weights) more: each row is still nearest its own text's full vector.
     cosines = _cosines(batch, alone)
-    # bfloat16 weights (the auto choice on a CPU with native bf16) round a little differently
-    # in a padded batch than alone.
-    assert cosines.min() > 0.99, cosines
+    assert cosines.min() > 0.93, cosines
+    nearest = (batch @ alone.T).argmax(axis=1)
+    assert [texts[n] for n in nearest] == texts
+
+
+POSTING_SENTENCES = [
+    "Senior Site Reliability Engineer, Fleet Platform",
+    "Somerville, MA, Hybrid",
+    "$175,000 - $205,000",
+    "Our fleets run around the clock in customers' warehouses, so the group keeps a 24/7 pager.",
+    "Candidates must already be authorised to work in the United States.",
+    "We cannot take on immigration paperwork for this role now or in the future.",
+    "Fleet services are written in Go and run on Kubernetes close to the robots.",
+    "We offer comprehensive medical, dental and vision insurance and a 401(k) match.",
+    "The payouts team works together at our Madison Avenue office Monday through Thursday.",
+]
+
+
+@pytest.mark.one_pass
+def test_float32_weights_encode_a_postings_pieces_in_int8_and_find_the_same_facts(
+    mem0_mode, settings
+):
+    from memory.semantic import client, encoder
+
+    settings.KARANI_EMBEDDER_DTYPE = "float32"
+    loaded = client.get()
+    model = encoder.local_model(loaded)
+    quantized = encoder.pass_model(model)
+    assert quantized is not model and encoder.pass_model(model) is quantized  # made once
+    assert all(
+        type(m).__module__.startswith("torch.ao.nn.quantized")
+        for m in quantized.modules()
+        if "Linear" in type(m).__name__
+    )
+    import torch
+
+    # The full model, which single questions and every passage use, is untouched.
+    assert any(type(m) is torch.nn.Linear for m in model.modules())
+    assert not any("quantized" in type(m).__module__ for m in model.modules())
+
+    batch = np.asarray(encoder.embed_queries(loaded, POSTING_SENTENCES))
+    full = model.encode(POSTING_SENTENCES)
+    assert _cosines(batch, full).min() > 0.93
+    # What decides is the ranking: each piece's nearest facts are the full model's.
+    facts = model.encode(
+        [
+            FACT,
+            "I am on an H-1B visa, so any new employer has to sponsor a transfer.",
+            "Being on call more than one week in six is a dealbreaker for me.",
+            "I want to keep writing Go or Rust and never go back to Java.",
+            "Two days a week in an office is my limit; fully remote suits me best.",
+            "Health insurance must cover my spouse and two children.",
+            "My floor for base pay is $165k; equity does not make up for less.",
+        ]
+    )
+    assert ((batch @ facts.T).argmax(axis=1) == (full @ facts.T).argmax(axis=1)).all()
+
+    encoder.QUANTIZED_PASSES = False
+    try:
+        assert encoder.pass_model(model) is model
+    finally:
+        encoder.QUANTIZED_PASSES = True
+
+
+@pytest.mark.one_pass
+def test_bfloat16_weights_encode_a_postings_pieces_as_they_are(mem0_mode, settings):
+    from memory.semantic import client, encoder
+
+    settings.KARANI_EMBEDDER_DTYPE = "bfloat16"
+    model = encoder.local_model(client.get())
+    assert encoder.pass_model(model) is model
 
 
 @pytest.mark.one_pass
@@ -115,7 +187,7 @@ def test_a_sentence_met_in_an_earlier_posting_is_not_encoded_again(mem0_mode, mo
     assert second[0] is first[2] and second[2] is first[0] is first[3]
     with pytest.raises(ValueError):
         second[0][0] = 1.0  # shared by every caller: read-only
-    own = encoder.local_model(loaded).encode([about, QUESTION, benefits])
+    own = encoder.pass_model(encoder.local_model(loaded)).encode([about, QUESTION, benefits])
     cosines = _cosines(first[:3], own)
     assert cosines.min() > 0.99, cosines
 
