@@ -3,6 +3,7 @@ embedder built the index (docs/embedders.md): real model, real pgvector."""
 
 import io
 import json
+import weakref
 
 import numpy as np
 import psycopg
@@ -162,6 +163,30 @@ def test_float32_weights_encode_a_postings_pieces_in_int8_and_find_the_same_fact
         assert encoder.pass_model(model) is model
     finally:
         encoder.QUANTIZED_PASSES = True
+
+
+@pytest.mark.one_pass
+def test_without_torchs_quantisation_the_pieces_use_the_full_model(
+    mem0_mode, settings, monkeypatch, caplog
+):
+    from memory.semantic import client, encoder
+
+    settings.KARANI_EMBEDDER_DTYPE = "float32"
+    loaded = client.get()
+
+    def missing(model):
+        raise ImportError("cannot import name 'quantize_dynamic'")
+
+    monkeypatch.setattr(encoder, "_int8", missing)
+    # A loaded model may have its int8 copy from an earlier test already.
+    monkeypatch.setattr(encoder, "_quantized", weakref.WeakKeyDictionary())
+    batch = np.asarray(encoder.embed_queries(loaded, POSTING_SENTENCES[:3]))
+    model = encoder.local_model(loaded)
+    assert encoder.pass_model(model) is model
+    np.testing.assert_allclose(batch, model.encode(POSTING_SENTENCES[:3]), atol=1e-5)
+    assert [r.message for r in caplog.records if "int8" in r.message] == [
+        "int8 passes unavailable, using the full model (cannot import name 'quantize_dynamic')"
+    ]
 
 
 @pytest.mark.one_pass

@@ -3,6 +3,7 @@ is on every semantic recall's critical path: for the local model, the steps ``en
 for one text without its batch machinery (tests/test_semantic_encoder.py).
 """
 
+import logging
 import threading
 import weakref
 from collections import OrderedDict
@@ -18,6 +19,7 @@ _encoders: "weakref.WeakKeyDictionary[Any, dict[str, Callable[[str], Any]]]" = (
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()
+log = logging.getLogger("karani.memory")
 
 
 def local_model(client: Client) -> Any:
@@ -87,10 +89,12 @@ QUERIES_PER_PASS = 8
 
 
 # A posting's 20 to 40 pieces go through an int8 copy of a float32 local model (torch's dynamic
-# quantisation, weights per output channel): 1.7 to 1.9 times faster on an AVX2 CPU, and the
-# decision set and LoCoMo hold (docs/embedders.md). bfloat16 weights are left as they are.
+# quantisation, weights per output channel): 1.7 to 1.9 times faster on an AVX2 CPU with the
+# decision set's quality held (docs/embedders.md). A single question keeps the full model, and
+# bfloat16 weights are left as they are.
 QUANTIZED_PASSES = True
 _quantized: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_FULL = object()
 
 
 def _int8(model: Any) -> Any:
@@ -119,8 +123,14 @@ def pass_model(model: Any) -> Any:
     with _lock:
         quantized = _quantized.get(model)
         if quantized is None:
-            quantized = _quantized[model] = _int8(model)
-    return quantized
+            try:
+                quantized = _int8(model)
+            except Exception as exc:  # a torch without the eager API: slower, never wrong
+                log.warning("int8 passes unavailable, using the full model (%s)", exc)
+                quantized = _FULL
+            _quantized[model] = quantized
+    # The marker, not the model: a value holding its own key would never be dropped.
+    return model if quantized is _FULL else quantized
 
 
 def _batch(client: Client, which: str, texts: list[str], per_pass: int = 0) -> Any:
