@@ -2,24 +2,25 @@
 
     export KARANI_LLM_BASE_URL=$(scripts/local-llm url)
     .venv/bin/python bench/decision_effect.py [--limit N] [--modes basic,mem0]
-        [--versions qualify-v1,qualify-v2-memory,qualify-v3-context] [-v]
+        [--versions qualify-v1,qualify-v3-context,qualify-v4-standing] [-v]
 
 Decisions: bench/data/decisions.json (one candidate's facts, 40 postings, the facts that decide
 each) and bench/data/decision_verdicts.json (karani's own verdict labels). The candidate's
 profile is a short plain summary; their preferences are the unscoped facts in memory. Each
-posting is asked under three prompt versions, through karani's own code (replay's path:
-qualify.preparation.prompt_for, qualify.agent.ask, qualify.verdict.decide):
+posting is asked under three prompt versions by default, through karani's own code (replay's
+path: qualify.preparation.prompt_for, qualify.agent.ask, qualify.verdict.decide):
 
-    qualify-v1          memory off (no block)
-    qualify-v2-memory   the seed's block (qualify.context.select_seed)
-    qualify-v3-context  the new block (qualify.context.select)
+    qualify-v1           memory off (no block)
+    qualify-v3-context   the ranked block alone (qualify.context.select)
+    qualify-v4-standing  the standing preferences (qualify.standing), then the ranked block
 
-Per version: agreement with the labels, verdict counts, prompt size, seconds per posting; for
-the memory versions the deciding facts found in the block, and "ignored": postings whose block
-held a deciding fact that settles a dealbreaker while the verdict disagrees with the label
-(listed below the table). Reported, not gated. A fresh SQLite ledger under the temp dir;
-mem0 mode also needs PostgreSQL with pgvector (semantic_env), and indexes facts verbatim
-(KARANI_MEMORY_EXTRACTION=off) so that set-up asks the model nothing.
+qualify-v2-memory (the seed's block, qualify.context.select_seed) is asked when named. Per
+version: agreement with the labels, verdict counts, prompt size, seconds per posting; for the
+memory versions the standing preferences shown (and left out), the deciding facts among all
+the facts shown, and "ignored": postings shown a deciding fact that settles a dealbreaker while
+the verdict disagrees with the label (listed below the table). Reported, not gated. A fresh
+SQLite ledger under the temp dir; mem0 mode also needs PostgreSQL with pgvector (semantic_env),
+and indexes facts verbatim (KARANI_MEMORY_EXTRACTION=off) so that set-up asks the model nothing.
 """
 
 import argparse
@@ -39,7 +40,7 @@ os.environ.setdefault("KARANI_LLM_TIMEOUT", "180")
 import semantic_env  # noqa: E402
 
 DATA = BENCH_DIR / "data"
-VERSIONS = ("qualify-v1", "qualify-v2-memory", "qualify-v3-context")
+VERSIONS = ("qualify-v1", "qualify-v3-context", "qualify-v4-standing")
 PROFILE = "Senior software engineer with about ten years of backend and infrastructure work."
 # The candidate's dealbreakers (g11, g12, g18 and g22 are wishes, not dealbreakers) and the
 # company facts that settle one, either way.
@@ -91,7 +92,9 @@ def ask(client, version, posting, profile, pool) -> dict:
         "verdict": decided.verdict if decided else "error",
         "error": answer.error,
         "criteria": answer.criteria,
-        "facts": [f.id for f in prepared.facts],
+        "facts": [f.id for f in prepared.standing] + [f.id for f in prepared.facts],
+        "standing": len(prepared.standing),
+        "standing_omitted": prepared.standing_omitted,
         "memory_error": prepared.memory_error,
         "chars": chars,
         "calls": client.calls - calls,
@@ -163,12 +166,16 @@ def _ask_all(args, client, modes, cases, postings, ids, profile, pool, key_of, r
                 r["keys"] = [key_of.get(i, "?") for i in r["facts"]]
                 results[(*key, pid)] = r
                 print(
-                    f"  {mode:5} {pid} {name:18} {r['verdict']:9} {r['llm_s']:5.1f}s "
-                    f"{r['chars']:5} chars  block {' '.join(r['keys']) or '-'}"
+                    f"  {mode:5} {pid} {name:19} {r['verdict']:9} {r['llm_s']:5.1f}s "
+                    f"{r['chars']:5} chars  shown {' '.join(r['keys']) or '-'}"
                     + (f"  ERROR {r['error'][:80]}" if r["error"] else ""),
                     file=sys.stderr,
                     flush=True,
                 )
+
+
+def mean(got: list[dict], field: str) -> float:
+    return sum(r[field] for r in got) / len(got)
 
 
 def max_call(results: dict) -> float:
@@ -202,17 +209,21 @@ def report(results, ids, cases, labels, verbose) -> None:
                 f"{counts['qualified']}/{counts['rejected']}/{counts['error']}",
                 f"{sum(r['chars'] for r in got) / len(got):.0f}",
                 f"{sum(r['llm_s'] for r in got) / len(got):.1f}",
+                f"{mean(got, 'standing'):.1f} / {mean(got, 'standing_omitted'):.1f}"
+                if memory
+                else "-",
                 f"{found}/{total}" if memory else "-",
                 f"{complete}/{len(ids)}" if memory else "-",
                 str(wrong) if memory else "-",
             ]
         )
     headers = ["memory", "prompt version", "agree", "share", "Q/R/err", "prompt chars"]
-    headers += ["LLM s/posting", "deciding in block", "all deciding", "ignored"]
+    headers += ["LLM s/posting", "standing shown / left out", "deciding shown", "all deciding"]
+    headers += ["ignored"]
     print(semantic_env.table(headers, rows))
-    print("\nignored: the block held a deciding dealbreaker fact, the verdict disagrees")
+    print("\nignored: shown a deciding dealbreaker fact, the verdict disagrees")
     for mode, name, pid, held, got, want in ignored:
-        print(f"  {mode:5} {name:18} {pid}  facts {','.join(held):8} verdict {got} (label {want})")
+        print(f"  {mode:5} {name:19} {pid}  facts {','.join(held):8} verdict {got} (label {want})")
     if not ignored:
         print("  (none)")
     print("\nper posting (label, then each version's verdict: Q, R or E)")
