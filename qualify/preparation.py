@@ -49,7 +49,7 @@ def version_for(arm: str, *, agent_mode: bool = False) -> prompts.PromptVersion:
     return prompts.VERSIONS[name]
 
 
-def working_context(
+def build_working_context(
     subject: Subject, *, key: int | str | None = None, limit: int | None = None
 ) -> WorkingContext:
     """The block for ``subject``; ``key`` (an external id or posting id) draws its holdout

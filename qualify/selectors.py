@@ -24,7 +24,7 @@ def working_context(
         external_id = inputs.clean_external_id(external_id)
         posting = Posting.objects.filter(external_id=external_id).first()
         key = holdout.key_of(posting) if posting is not None else external_id
-    return preparation.working_context(subject, key=key, limit=limit)
+    return preparation.build_working_context(subject, key=key, limit=limit)
 
 
 def funnel_report() -> dict[str, Any]:

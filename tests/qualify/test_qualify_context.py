@@ -234,7 +234,7 @@ def test_it_never_gives_more_than_10_facts_whatever_limit_asks(settings):
     assert len(context.select(POSTING, limit=50).facts) == 10
     settings.KARANI_MEMORY_TOP_K = 40
     assert len(context.select(POSTING).facts) == 10
-    assert len(preparation.working_context(POSTING, limit=99).facts) == 10
+    assert len(preparation.build_working_context(POSTING, limit=99).facts) == 10
 
 
 @pytest.mark.django_db

@@ -152,7 +152,7 @@ def test_working_context_renders_both_parts_and_every_fact_stands_in_it(settings
     memory.remember(text="Northwind Robotics pager is heavy", company="Northwind Robotics")
     _fill(60)
 
-    built = preparation.working_context(POSTING)
+    built = preparation.build_working_context(POSTING)
     body = built.to_dict()
 
     assert body["prompt_version"] == prompts.MEMORY_AWARE
