@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 from django.core import checks
 
+from qualify.checks import check_sqlite_transactions
 from qualify.conf import check_settings
 
 
@@ -11,6 +12,7 @@ class QualifyConfig(AppConfig):
 
     def ready(self) -> None:
         checks.register(check_settings)
+        checks.register(check_sqlite_transactions)
         # memory never imports qualify: it learns about decisions through this registry.
         from memory import attribution, mcp_registry, stored_texts
         from qualify.fact_uses import provider

@@ -65,6 +65,8 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("HOSTPROJECT_DB", BASE_DIR / "host.sqlite3"),
+        # karani's decisions take SQLite's write lock at each transaction's start (check W002).
+        "OPTIONS": {"transaction_mode": "IMMEDIATE"},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
