@@ -76,8 +76,22 @@ def test_it_will_not_correct_or_forget_a_deleted_fact(admin_client):
         response = admin_client.post(url, {"text": "Likes Go", "reason": "again"})
         assert response.status_code == 302
         assert "already deleted" in " ".join(_messages(response))
+
     assert reload(old).delete_reason == "stale"
     assert Memory.all_objects.count() == 1
+
+
+def test_it_names_the_successor_of_a_corrected_fact(admin_client):
+    old = fact("Likes Rust")
+    admin_client.post(correct_url(old.pk), {"text": "Likes Go", "reason": "changed"})
+    new = Memory.objects.get()
+
+    response = admin_client.post(correct_url(old.pk), {"text": "Likes Zig", "reason": "again"})
+
+    assert response.status_code == 302
+    assert f"Fact #{old.pk} is already corrected by #{new.pk} (changed)" in " ".join(
+        _messages(response)
+    )
 
 
 def test_it_forgets_one_fact_with_a_required_reason(admin_client, admin_user):

@@ -184,9 +184,12 @@ class CurationViews:
         if not self.has_curate_permission(request, memory):
             raise PermissionDenied
         if not memory.is_live:
+            # A corrected fact names its successor: the fact the curator meant to change.
+            successor = getattr(memory, "superseded_by", None)
+            how = "deleted" if successor is None else f"corrected by #{successor.pk}"
             messages.error(
                 request,
-                f"Fact #{memory.pk} is already deleted ({memory.delete_reason}); "
+                f"Fact #{memory.pk} is already {how} ({memory.delete_reason}); "
                 "only live facts can be corrected or forgotten.",
             )
             return self._redirect_to_fact(memory.pk)
