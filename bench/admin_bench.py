@@ -1,13 +1,13 @@
 """Memories admin page latency on a big PostgreSQL ledger, beside a stock ModelAdmin.
 
-    .venv/bin/python bench/admin_bench.py --fresh --sizes 100000,1000000 [--repeat 15]
+    .venv/bin/python -m bench.admin_bench --fresh --sizes 100000,1000000 [--repeat 15]
 
 Loads ``karani_admin_bench`` (its own database) with generated rows by one INSERT ... SELECT
 per size step — the admin reads only the memories table, so the keyword index is not built:
 1 in 3 facts global, the rest over 2,000 companies, created one minute apart (~2 years per
 million), 1 in 20 soft-deleted and superseded by the next row. Then it times full page loads
 (Django test client, in process: ORM, SQL and template rendering) of karani's admin and, in
-the same run on the same data, of a stock ModelAdmin (bench/admin_bench_urls.py). Prints
+the same run on the same data, of a stock ModelAdmin (bench/support/admin_bench_urls.py). Prints
 median and p95 page time in milliseconds, ``sql``: the milliseconds spent in SQL on one page
 load (best of 3), and ``q``: the SQL queries per page. Page time minus sql is Python (mostly
 rendering 50 rows), which is what CPU load on a shared machine inflates.
@@ -64,7 +64,6 @@ def setup(*, fresh: bool) -> None:
     os.environ["DATABASE_URL"] = f"{PG_BASE}/{PG_DB}"
     os.environ["DJANGO_SETTINGS_MODULE"] = "karani_site.settings"
     os.environ.setdefault("KARANI_MEMORY", "basic")
-    sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
     import django
 
     django.setup()
@@ -168,7 +167,7 @@ def main() -> None:
     )
     # The test client sends Host: testserver, which production settings do not allow.
     with override_settings(
-        ROOT_URLCONF="admin_bench_urls", DEBUG=False, ALLOWED_HOSTS=["testserver"]
+        ROOT_URLCONF="bench.support.admin_bench_urls", DEBUG=False, ALLOWED_HOSTS=["testserver"]
     ):
         for size in sizes:
             grow_to(size)

@@ -1,9 +1,9 @@
 """Recall through the REST API (dev server and gunicorn), beside in-process service recall.
 
-    .venv/bin/python bench/api_bench.py --backend postgres [--size 10000] [--requests 600]
-    .venv/bin/python bench/api_bench.py --backend sqlite   [--clients 1,2,8] [--rounds 5]
+    .venv/bin/python -m bench.api_bench --backend postgres [--size 10000] [--requests 600]
+    .venv/bin/python -m bench.api_bench --backend sqlite   [--clients 1,2,8] [--rounds 5]
 
-    .venv/bin/python bench/api_bench.py --backend postgres --servers gunicorn --throttle
+    .venv/bin/python -m bench.api_bench --backend postgres --servers gunicorn --throttle
 
 One run, one ledger (its own database: ``--database``, default ``karani_api_bench``, on
 Postgres, a temp-dir file of that name on SQLite, grown through ``services.import_facts`` to
@@ -49,8 +49,6 @@ import time
 from io import StringIO
 from pathlib import Path
 from urllib.parse import urlencode
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
@@ -377,7 +375,6 @@ def setup_database(backend: str, name: str = PG_DB, throttle: bool = False) -> N
     os.environ.setdefault("KARANI_MEMORY", "basic")
     # The servers and the in-process API row alike (children inherit the environment).
     os.environ["KARANI_API_RECALL_RATE"] = THROTTLED_RATE if throttle else "off"
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
@@ -388,8 +385,7 @@ def setup_database(backend: str, name: str = PG_DB, throttle: bool = False) -> N
 
 def grow_to(size: int, *, log) -> None:
     """Import ledgergen's deterministic chunks through the service until ``size`` facts live."""
-    import ledgergen
-
+    from bench.support import ledgergen
     from memory import services
     from memory.models import Memory
 
@@ -443,11 +439,11 @@ def main() -> None:
     console.log(f"{args.backend}: growing the ledger to {args.size:,} facts")
     grow_to(args.size, log=console.log)
 
-    import ledgergen
     from django.core.management import call_command
     from django.db import connections
     from django.test import Client
 
+    from bench.support import ledgergen
     from memory import selectors
 
     out = StringIO()

@@ -1,6 +1,6 @@
 """CPU per recall request inside a WSGI worker, minus the service's own, and where it goes.
 
-    .venv/bin/python bench/api_profile.py --backend postgres [--requests 2000] [--profile 30]
+    .venv/bin/python -m bench.api_profile --backend postgres [--requests 2000] [--profile 30]
 
 Runs in one process what a gunicorn sync worker runs per request, without the socket: a
 WSGI environ as gunicorn builds it (method, path, query string, Host, Authorization,
@@ -31,9 +31,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import api_bench
+from bench import api_bench
 
 
 def _environ(path_qs: str, token: str) -> dict:
@@ -111,7 +109,6 @@ def _setup(backend: str, name: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "karani_site.settings"
     os.environ.setdefault("KARANI_MEMORY", "basic")
     os.environ["KARANI_API_RECALL_RATE"] = "off"  # as the bench's servers run
-    sys.path.insert(0, str(api_bench.ROOT))
     import django
 
     django.setup()
@@ -137,9 +134,9 @@ def main() -> None:
     args = parser.parse_args()
 
     _setup(args.backend, args.database)
-    import ledgergen
     from django.core.management import call_command
 
+    from bench.support import ledgergen
     from karani_site.wsgi import application
     from memory import selectors
 

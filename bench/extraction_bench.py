@@ -2,7 +2,7 @@
 what the model kept of each fact.
 
     scripts/local-llm start
-    .venv/bin/python bench/extraction_bench.py [--url URL] [--ledger sqlite|postgres]
+    .venv/bin/python -m bench.extraction_bench [--url URL] [--ledger sqlite|postgres]
 
 The job-search facts (scripts/demo.jsonl and tests/data/paraphrases.jsonl, 74 in all) are
 remembered twice in the same run, each block after an untimed warm-up write:
@@ -27,11 +27,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_localmodel_vec_bench")
 os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_localmodel_ledger_bench")
 
-import semantic_env
+from bench.support import semantic_env
 
 ROOT = Path(__file__).resolve().parent.parent
 # Function words left out of the kept/added word counts.

@@ -1,7 +1,7 @@
 """Concurrency and faults: many API clients writing at once while the database is sabotaged.
 
-    .venv/bin/python bench/fault_bench.py                       # both backends, 16 clients
-    .venv/bin/python bench/fault_bench.py --backends postgres --clients 16 --ops 60
+    .venv/bin/python -m bench.fault_bench                       # both backends, 16 clients
+    .venv/bin/python -m bench.fault_bench --backends postgres --clients 16 --ops 60
 
 Each backend gets a fresh ledger (``karani_fault_bench`` on PostgreSQL, a temp-dir SQLite
 file), a writer's token and a real gunicorn (``deploy/gunicorn.conf.py``, throttles off).

@@ -1,8 +1,8 @@
 """The outside pipeline's loop on gunicorn: `GET /api/context` beside an in-process recall of
 the same query, and `POST /api/decisions` (new and repeated), on a ledger of 10k facts.
 
-    .venv/bin/python bench/integration_bench.py --backend postgres [--size 10000]
-    .venv/bin/python bench/integration_bench.py --backend sqlite [--requests 300]
+    .venv/bin/python -m bench.integration_bench --backend postgres [--size 10000]
+    .venv/bin/python -m bench.integration_bench --backend sqlite [--requests 300]
 
 One run, one ledger (api_bench's: its own database, ``--database``, grown with ledgergen's
 facts), one gunicorn with the deployed configuration (deploy/gunicorn.conf.py), throttling
@@ -30,15 +30,12 @@ import http.client
 import json
 import os
 import statistics
-import sys
 import time
 from io import StringIO
 from pathlib import Path
 from urllib.parse import urlencode
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import api_bench  # bench/ is on the path
+from bench import api_bench
 
 CONTEXT_GOAL_MS = 15.0
 DECISION_GOAL_MS = 10.0
@@ -101,9 +98,9 @@ def main() -> None:
     console.log(f"{args.backend}: growing the ledger to {args.size:,} facts")
     api_bench.grow_to(args.size, log=console.log)
 
-    import ledgergen
     from django.core.management import call_command
 
+    from bench.support import ledgergen
     from memory import selectors
     from qualify.context import Subject, recall_query, select
     from qualify.models import Qualification

@@ -1,6 +1,6 @@
 """Qualify's per-posting overhead with memory vs without, at 100k facts (excluding the LLM).
 
-    .venv/bin/python bench/qualify_bench.py [--backend postgres|sqlite] [--size 100000]
+    .venv/bin/python -m bench.qualify_bench [--backend postgres|sqlite] [--size 100000]
                                             [--postings 300] [--history 2000]
 
 What is timed is ``qualify.services.prepare_prompt`` — exactly what `qualify` does before it
@@ -32,7 +32,6 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -102,7 +101,6 @@ def _facts(n: int):
 
 
 def setup(backend: str, size: int) -> None:
-    sys.path.insert(0, str(ROOT))
     if backend == "postgres":
         import psycopg
 

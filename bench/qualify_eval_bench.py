@@ -1,7 +1,7 @@
 """Measuring memory's effect, measured itself: `funnel --json` at 10,000 qualifications with
 outcomes, and `replay`'s own overhead per posting against a local OpenAI-compatible server.
 
-    .venv/bin/python bench/qualify_eval_bench.py [--backend postgres|sqlite]
+    .venv/bin/python -m bench.qualify_eval_bench [--backend postgres|sqlite]
         [--database NAME] [--qualifications 10000] [--replay 200] [--model-ms 100]
         [--rounds 30]
 
@@ -30,7 +30,6 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -46,8 +45,6 @@ STAGES = ["applied", "screen", "interview", "offer", "rejected", "withdrawn"]
 
 
 def setup(backend: str, database: str) -> None:
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "tests" / "qualify"))  # the scripted LLM server
     if backend == "postgres":
         import psycopg
 
@@ -176,7 +173,7 @@ def serve(conn, model_ms: float) -> None:
     threads, the model's work (``model_ms``) is done by one slot at a time, and a request that
     arrives while the slot is busy waits for it. Sends its URL, serves until told to stop,
     then sends back (start, end) of every job the slot did."""
-    from qualify_fakes import FakeLLM, criteria
+    from tests.qualify.qualify_fakes import FakeLLM, criteria
 
     fake, slot, spans = FakeLLM(), threading.Lock(), []
 

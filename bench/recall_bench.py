@@ -1,7 +1,7 @@
 """Recall latency at growing ledger sizes, beside a naive scan measured in the same run.
 
-    .venv/bin/python bench/recall_bench.py --backend postgres --sizes 10000,100000,1000000
-    .venv/bin/python bench/recall_bench.py --backend sqlite --sizes 10000,100000,1000000
+    .venv/bin/python -m bench.recall_bench --backend postgres --sizes 10000,100000,1000000
+    .venv/bin/python -m bench.recall_bench --backend sqlite --sizes 10000,100000,1000000
 
 Paths (same queries, same database, same process):
 - ``recall``: ``memory.selectors.recall`` end to end (validation, ranking from the token index,
@@ -14,13 +14,9 @@ Paths (same queries, same database, same process):
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import benchdb
+from bench.support import benchdb
 
 
 def naive_rank(query: str, company: str | None, limit: int) -> list[tuple[int, float]]:
@@ -61,8 +57,7 @@ def _pct(values: list[float], p: float) -> float:
 
 
 def bench_size(size: int, args, log) -> list[dict]:
-    import ledgergen
-
+    from bench.support import ledgergen
     from memory import selectors
 
     benchdb.use_size(size, args.size_list)

@@ -1,6 +1,6 @@
 """Recall quality of every method, on the job-search set and on LoCoMo, in one run.
 
-    .venv/bin/python bench/recall_eval.py [--locomo ../shared/data/locomo-dev] [--jobsearch]
+    .venv/bin/python -m bench.recall_eval [--locomo ../shared/data/locomo-dev] [--jobsearch]
         [--ledger sqlite|postgres] [--depth 30] [--background 1000]
 
 LoCoMo (Maharana et al., ACL 2024; github.com/snap-research/LoCoMo; CC BY-NC 4.0) is read
@@ -28,10 +28,9 @@ from collections import defaultdict
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
 os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_recall_vectors")
 os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_recall_ledger")
-import semantic_env  # noqa: E402
+from bench.support import semantic_env  # noqa: E402
 
 TOP = 10
 # Each constant of memory.semantic.tuning, at the values --cv chooses among.
@@ -85,7 +84,6 @@ def _setup(*, ledger: str, collection: str) -> None:
         KARANI_VECTOR_DSN=f"{semantic_env.PG_BASE}/{semantic_env.VECTOR_DB}",
         KARANI_VECTOR_COLLECTION=collection,
     )
-    sys.path.insert(0, str(semantic_env.ROOT))
     import django
 
     django.setup()
@@ -135,8 +133,7 @@ def _load(data) -> dict[str, int]:
 
 def _sources(depth: int, query_texts: list[str], company_of: dict) -> dict:
     """name -> callable(query, company key) -> Ranked: the lists methods are built from."""
-    import recall_eval_methods as rm
-
+    from bench.support import recall_eval_methods as rm
     from memory import keyword
     from memory.semantic import client as clientmod
     from memory.semantic import search
@@ -216,7 +213,7 @@ def _methods(sources: dict) -> dict:
     A family is one constant of memory.semantic.tuning at several values, the others as
     shipped: --cv picks its value on all conversations but one and scores it on the one left
     out (LoCoMo), five times."""
-    import recall_eval_methods as rm
+    from bench.support import recall_eval_methods as rm
 
     one = lambda lists: lists[0]  # noqa: E731
     methods = {
@@ -291,7 +288,7 @@ def _score(evidence: set[int], ranked: list[int]) -> dict[str, float]:
 
 
 def run(name: str, args: argparse.Namespace) -> None:
-    import recall_eval_data as rd
+    from bench.support import recall_eval_data as rd
 
     _setup(ledger=args.ledger, collection=f"recall_eval_{name}")
     from memory import text as textmod
@@ -401,7 +398,9 @@ def main() -> None:
         pass
     # One process per dataset: each gets a fresh ledger and Django set up on it.
     for name in names:
-        subprocess.run([sys.executable, __file__, *sys.argv[1:], "--only", name], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "bench.recall_eval", *sys.argv[1:], "--only", name], check=True
+        )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """remember() latency and single-process throughput, beside a bare insert measured in the same run.
 
-    .venv/bin/python bench/remember_bench.py --backend postgres
-    .venv/bin/python bench/remember_bench.py --backend sqlite
+    .venv/bin/python -m bench.remember_bench --backend postgres
+    .venv/bin/python -m bench.remember_bench --backend sqlite
 
 Runs on a copy of the 100k-fact recall bench ledger when there is one (else a fresh ledger of
 10k generated facts), in its own database, so the recall ledgers stay untouched. Paths:
@@ -28,9 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import benchdb
+from bench.support import benchdb
 
 
 def _use_remember_db(backend: str) -> str:
@@ -84,13 +82,12 @@ def _cpu_seconds(pid: int) -> float:
 def _worker(path: str, chunk: int, count: int, start_at: float) -> None:
     """One writer process: write ``count`` facts of its own chunk, report its timings and the
     CPU it and its PostgreSQL backend spent meanwhile."""
-    sys.path.insert(0, str(benchdb.ROOT))
     import django
 
     django.setup()
-    import ledgergen
     from django.db import connection
 
+    from bench.support import ledgergen
     from memory import services
 
     facts = ledgergen.chunk(chunk)[:count]
@@ -132,7 +129,8 @@ def _writers(path: str, n: int, count: int, first_chunk: int) -> tuple[float, fl
         subprocess.Popen(
             [
                 sys.executable,
-                __file__,
+                "-m",
+                "bench.remember_bench",
                 "--worker",
                 path,
                 str(first_chunk + i),
@@ -173,8 +171,7 @@ def main() -> None:
     benchdb.setup(args.backend)
     ledger = _use_remember_db(args.backend)
 
-    import ledgergen
-
+    from bench.support import ledgergen
     from memory import services
 
     # Chunk 900 is never part of a bench ledger (those stop at 1M = chunk 99).

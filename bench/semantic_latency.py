@@ -1,6 +1,6 @@
 """Semantic recall latency at 10k and 100k facts, beside keyword recall in the same run.
 
-    .venv/bin/python bench/semantic_latency.py [--sizes 10000,100000] [--queries 200]
+    .venv/bin/python -m bench.semantic_latency [--sizes 10000,100000] [--queries 200]
 
 Ledger: PostgreSQL ``karani_sem_ledger_bench`` grown with bench/ledgergen.py facts through
 ``services.import_facts`` (kept between runs, and only ever grown: a ledger already past a
@@ -32,16 +32,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import semantic_env
+from bench.support import semantic_env
 
 K = 5
 
 
 def _grow_ledger(target: int) -> None:
-    import ledgergen
     from django.conf import settings
 
+    from bench.support import ledgergen
     from memory import services
     from memory.models import Memory
 
@@ -147,9 +146,9 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     semantic_env.setup(ledger="postgres", collection="bench_latency", fresh_ledger=False)
 
-    import ledgergen
     from django.conf import settings
 
+    from bench.support import ledgergen
     from memory import lexical, selectors
     from memory.models import Memory
     from memory.semantic import cues, encoder, entities, search
@@ -246,8 +245,7 @@ def main() -> None:
 def _remember(count: int) -> list[list]:
     """``services.remember`` of new facts in mem0 mode (the write and its vector; facts are
     not run through the entity model), forgotten again so the live ledger keeps its size."""
-    import ledgergen
-
+    from bench.support import ledgergen
     from memory import services
     from memory.models import Memory
 

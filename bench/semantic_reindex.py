@@ -1,6 +1,6 @@
 """Reindex throughput at 10k facts beside raw batch encoding and mem0's one-at-a-time add.
 
-    .venv/bin/python bench/semantic_reindex.py [--size 10000] [--one-at-a-time 300]
+    .venv/bin/python -m bench.semantic_reindex [--size 10000] [--one-at-a-time 300]
 
 Same process, same model, same texts (bench/ledgergen.py facts in an SQLite ledger):
 - ``raw encode``: the embedder encoding every live text in one call (it sorts them by
@@ -19,10 +19,8 @@ Goals (issue 3): reindex >= 85% of raw encoding, >= 4x one-at-a-time.
 import argparse
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import semantic_env
+from bench.support import semantic_env
 
 
 def _one_at_a_time(client, sample) -> float:
@@ -51,9 +49,9 @@ def main() -> None:
     args = parser.parse_args()
     semantic_env.setup(ledger="sqlite", collection="bench_reindex")
 
-    import ledgergen
     from django.conf import settings
 
+    from bench.support import ledgergen
     from memory import services
     from memory.models import Memory
     from memory.semantic import reindex

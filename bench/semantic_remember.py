@@ -1,6 +1,6 @@
 """remember() latency in mem0 mode (verbatim, no LLM), beside basic mode in the same run.
 
-    .venv/bin/python bench/semantic_remember.py [--ledger sqlite|postgres] [--count 200]
+    .venv/bin/python -m bench.semantic_remember [--ledger sqlite|postgres] [--count 200]
 
 Paths timed per fact (ms): ``remember, basic`` (the ledger write alone: the baseline),
 ``remember, mem0, indexed inline`` (KARANI_INDEX_IN_BACKGROUND off: the ledger write, then the
@@ -14,16 +14,13 @@ under the temp dir, and ``karani_sem_remember_vec``.
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
 # Its own databases: semantic_env starts the ledger afresh, and the shared bench ledger is
 # another bench's (read when semantic_env is imported).
 os.environ.setdefault("KARANI_BENCH_LEDGER_DB", "karani_sem_remember_ledger")
 os.environ.setdefault("KARANI_BENCH_VECTOR_DB", "karani_sem_remember_vec")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import semantic_env
+from bench.support import semantic_env
 
 
 def timed(calls: list) -> list[float]:
@@ -43,9 +40,9 @@ def main() -> None:
     args = parser.parse_args()
     semantic_env.setup(ledger=args.ledger, collection="bench_remember")
 
-    import ledgergen
     from django.test import override_settings
 
+    from bench.support import ledgergen
     from memory import background, services
     from memory.models import Memory
     from memory.semantic import client as clientmod

@@ -1,7 +1,7 @@
 """The text policy's cost per field (memory.text: ``refusal`` then ``normalise``), beside the
 check it replaced (``has_control_chars`` then a strip), measured in the same run.
 
-    .venv/bin/python bench/text_policy_bench.py
+    .venv/bin/python -m bench.text_policy_bench
 
 Texts: a short ASCII fact, and job-board descriptions of 3,000 and 20,000 characters (the
 posting limit) with CRLF, tabs, no-break spaces, soft hyphens and an emoji sequence. The old
@@ -11,12 +11,8 @@ hyphen). Prints the median and p95 per call in microseconds.
 """
 
 import statistics
-import sys
 import time
 import unicodedata
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory import text
 

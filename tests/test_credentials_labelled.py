@@ -7,8 +7,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import credential_cases as cases
 import pytest
-import test_ledger_secrets as cases
 
 from memory import credentials, prose_rules, scanner
 

@@ -3,8 +3,8 @@
 - ``jobsearch``: the project's own set. tests/data/paraphrases.jsonl (each fact with a
   paraphrase query sharing no content word and a keyword query, plus distractors) and
   bench/data/jobsearch.jsonl (scope traps: a query scoped to one company whose best word
-  match belongs to another company), over ``background`` generated facts (bench/ledgergen.py)
-  as realistic noise.
+  match belongs to another company), over ``background`` generated facts
+  (bench/support/ledgergen.py) as realistic noise.
 - ``locomo``: the LoCoMo development split (Maharana et al., ACL 2024,
   github.com/snap-research/LoCoMo, CC BY-NC 4.0). Read from the directory given on the
   command line, never copied into this repository. Each conversation is its own company;
@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
+BENCH_DIR = Path(__file__).resolve().parent.parent
 PARAPHRASES = BENCH_DIR.parent / "tests" / "data" / "paraphrases.jsonl"
 TRAPS = BENCH_DIR / "data" / "jobsearch.jsonl"
 
@@ -66,7 +66,7 @@ def jobsearch(*, background: int) -> Dataset:
             Query(f"{key}:scope", record["query"], record["company"], (key,), "scope-trap")
         )
     if background:
-        import ledgergen
+        from bench.support import ledgergen
 
         for n, fake in enumerate(ledgergen.chunk(0)[:background]):
             data.facts.append(Fact(f"bg-{n}", fake.text, fake.company))

@@ -6,11 +6,10 @@ override them). Neither is ever a real ledger or another bench's.
 """
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
+BENCH_DIR = Path(__file__).resolve().parent.parent
 ROOT = BENCH_DIR.parent
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 # Bench databases only (never a real ledger): karani_<owner>_* per the shared-machine rule.
@@ -31,8 +30,6 @@ def _ensure_database(name: str, *, vector: bool) -> None:
 
 def setup(*, ledger: str, collection: str, fresh_ledger: bool = True) -> None:
     """Django on the bench ledger in mem0 mode, the index in its own collection."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(BENCH_DIR))
     data_dir = Path(tempfile.gettempdir()) / "karani-semantic-bench"
     data_dir.mkdir(parents=True, exist_ok=True)
     if ledger == "postgres":

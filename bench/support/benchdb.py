@@ -13,12 +13,11 @@ proves the fact rows are identical.
 
 import os
 import pickle
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
+BENCH_DIR = Path(__file__).resolve().parent.parent
 ROOT = BENCH_DIR.parent
 CACHE = Path(tempfile.gettempdir()) / "karani-bench"
 PG_BASE = os.environ.get("KARANI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
@@ -38,8 +37,6 @@ def _pg_admin():
 
 def setup(backend: str) -> None:
     """Configure Django for ``backend``; each size then gets its own database (use_size)."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(BENCH_DIR))
     CACHE.mkdir(parents=True, exist_ok=True)
     if backend == "postgres":
         with _pg_admin() as conn:
@@ -115,8 +112,7 @@ def _cached_chunk(n: int) -> list[tuple]:
 
     Validation (mostly the secrets scan) is the slow part, so it is cached across backends.
     """
-    import ledgergen
-
+    from bench.support import ledgergen
     from memory import text as textmod
     from memory.validation import validate_fact
 
@@ -133,8 +129,7 @@ def _cached_chunk(n: int) -> list[tuple]:
 
 
 def _service_load(n: int) -> None:
-    import ledgergen
-
+    from bench.support import ledgergen
     from memory import services
 
     records = (
@@ -157,9 +152,9 @@ def _service_load(n: int) -> None:
 def _set_last_seen(n: int) -> None:
     # import_facts stamps last_seen_at = now; the generator's spread matters for the
     # recency tie-break, so copy it over (what a ledger that lived for two years looks like).
-    import ledgergen
     from django.db import connection
 
+    from bench.support import ledgergen
     from memory import text as textmod
 
     with connection.cursor() as cur:
@@ -259,8 +254,9 @@ def _bulk_load(n: int) -> None:
 
 def grow_to(target: int, *, log=print) -> None:
     """Append generated chunks until ``target`` live facts exist (multiples of CHUNK)."""
-    import ledgergen
     from django.db import connection
+
+    from bench.support import ledgergen
 
     have = live_count()
     if have % ledgergen.CHUNK:
