@@ -10,15 +10,16 @@ from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memory import selectors
-from qualify import funnel, funnel_chart
+from qualify import context, funnel, funnel_chart, standing
 from qualify.models import (
     Arm,
     Company,
+    FactPart,
     FunnelReport,
     Outcome,
     Posting,
@@ -113,6 +114,12 @@ def _fact_link(pk: int) -> str:
     )
 
 
+# The decision page's two parts, in the order the prompt shows them.
+PART_TITLES = {
+    FactPart.STANDING: "Standing preferences (shown whatever the posting)",
+    FactPart.BLOCK: "Ranked block",
+}
+
 # What each arm means, in words a reader of one decision's page needs (qualify.holdout).
 ARM_WORDS = {
     Arm.MEMORY: "memory: judged with remembered facts (the randomised memory arm)",
@@ -175,22 +182,56 @@ class QualificationAdmin(ReadOnlyEventAdmin):
 
     @admin.display(description="memory block (the facts the model saw, and why)")
     def memory_block(self, obj: Qualification) -> str:
-        rows = list(obj.decision_facts.order_by("id").values_list("memory_id", "why"))
+        rows = list(obj.decision_facts.order_by("id").values_list("memory_id", "why", "part"))
         if not rows:
             return "(no remembered facts)"
-        ids = [memory_id for memory_id, _ in rows]
+        ids = [memory_id for memory_id, _, _ in rows]
         # Deleted facts too: the block is history, as the model saw it.
         found = selectors.list_facts(status="all").filter(pk__in=ids)
         texts = dict(found.values_list("id", "text"))
-        # Lines, not a list: the admin's aligned forms indent a <ul> past the field's value.
-        return format_html_join(
-            "",
-            "<div>[{}] {} <em>(why: {})</em></div>",
-            (
-                (_fact_link(pk), texts.get(pk, "(fact not found)"), why or "not recorded")
-                for pk, why in rows
-            ),
-        )
+        parts = []
+        for part, title in PART_TITLES.items():
+            lines = [(pk, why) for pk, why, p in rows if p == part]
+            if not lines:
+                continue
+            # Lines, not a list: the admin's aligned forms indent a <ul> past the field's value.
+            parts.append(format_html("<div><strong>{}</strong></div>", title))
+            parts.append(
+                format_html_join(
+                    "",
+                    "<div>[{}] {} <em>(why: {})</em></div>",
+                    (
+                        (_fact_link(pk), texts.get(pk, "(fact not found)"), why or "not recorded")
+                        for pk, why in lines
+                    ),
+                )
+            )
+        return mark_safe("".join(parts))  # each piece escaped by format_html above
+
+    def get_urls(self) -> list:
+        view = self.admin_site.admin_view(self.standing_view)
+        return [path("standing/", view, name="qualify_standing"), *super().get_urls()]
+
+    def standing_view(self, request: HttpRequest) -> HttpResponse:
+        """The standing preferences as the model will see them before any posting ranks
+        them (newest first), the budget used and what it leaves out."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        part, _ = context.standing({})
+        text = standing.render(part)
+        shown = {f.id for f in part.facts}
+        left_out = [f for f in selectors.standing_preferences() if f.id not in shown]
+        extra = {
+            **self.admin_site.each_context(request),
+            "title": "Standing preferences",
+            "opts": self.model._meta,
+            "text": text,
+            "used": len(text),
+            "budget": part.budget,
+            "shown": [(_fact_link(f.id), f.text) for f in part.facts],
+            "left_out": [(_fact_link(f.id), f.text) for f in left_out],
+        }
+        return TemplateResponse(request, "admin/qualify/standing.html", extra)
 
 
 @admin.register(Outcome)

@@ -52,6 +52,8 @@ class _Recall:
     cap: int
     before: datetime | None
     seen: dict[int, ContextFact] = field(default_factory=dict)
+    # Facts the prompt showed already (the standing preferences): never returned again.
+    shown: set[int] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -78,7 +80,8 @@ class _Recall:
             self.errors.append(reason)
             log.warning("recall tool failed for posting %s (%s)", self.posting.pk, reason)
             return {"error": "memory is unavailable right now; decide without it", "facts": []}
-        fresh = [f for f in found if f.id not in self.seen][: self.remaining]
+        fresh = [f for f in found if f.id not in self.seen and f.id not in self.shown]
+        fresh = fresh[: self.remaining]
         for f in fresh:
             why = f"found by the model's recall of {query!r}"
             self.seen[f.id] = ContextFact(
@@ -97,10 +100,11 @@ def ask(
     *,
     tools: bool,
     before: datetime | None = None,
+    shown: set[int] | None = None,
 ) -> Answer:
     """The tool loop (agent mode; none without ``tools``), then the verdict; a failure comes
     back as ``error`` with the facts already shown, so the record says what the model saw."""
-    recall = _Recall(posting, context.fact_cap(), before)
+    recall = _Recall(posting, context.fact_cap(), before, shown=shown or set())
     rounds = 0
     try:
         while tools and rounds < MAX_TOOL_ROUNDS and recall.remaining > 0:

@@ -279,6 +279,11 @@ class Qualification(SoftDeleteModel):
         return f"{self.verdict} ({self.fit_score}) posting {self.posting_id}"
 
 
+class FactPart(models.TextChoices):
+    BLOCK = "block"
+    STANDING = "standing"
+
+
 class DecisionFact(models.Model):
     """One memory fact a decision's prompt carried: ``Qualification.fact_ids`` as rows, so
     per-fact attribution is an indexed join on both databases (written with the verdict)."""
@@ -290,6 +295,9 @@ class DecisionFact(models.Model):
     memory_id = models.BigIntegerField()
     # Why the fact was in the block ("company fact; matches 'on-call'"), as the model saw it.
     why = models.CharField(max_length=MAX_WHY_CHARS, blank=True, default="")
+    # Which part of the prompt showed it: the ranked block (Qualification.fact_ids, at most
+    # 10) or the candidate's standing preferences beside it (qualify.standing).
+    part = models.CharField(max_length=8, choices=FactPart.choices, default=FactPart.BLOCK)
 
     class Meta:
         constraints = [

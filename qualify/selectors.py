@@ -6,7 +6,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from qualify import funnel, holdout, inputs, preparation
-from qualify.models import DecisionFact, Outcome, Posting, Qualification
+from qualify.models import DecisionFact, FactPart, Outcome, Posting, Qualification
 from qualify.outcomes import posting_named
 
 
@@ -37,7 +37,9 @@ def posting_history(*, external_id: str) -> dict[str, Any]:
     newest first (``live`` false once re-judged), each with the facts it was given and why,
     and its outcomes in the order they happened. A restarted pipeline asks before judging."""
     posting = posting_named(inputs.clean_external_id(external_id))
-    facts = Prefetch("decision_facts", queryset=DecisionFact.objects.order_by("pk"))
+    facts = Prefetch(
+        "decision_facts", queryset=DecisionFact.objects.filter(part=FactPart.BLOCK).order_by("pk")
+    )
     verdicts = (
         Qualification.all_objects.decided()
         .filter(posting=posting)

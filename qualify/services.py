@@ -122,7 +122,8 @@ def qualify_posting(
     prepared = prepare_prompt(posting=posting, profile=profile, agent_mode=agent_mode, pool=pool)
     version = prepared.version
     client.elapsed_ms = 0.0
-    asked = agent.ask(client, prepared.messages, posting, tools=version.agent)
+    standing = {f.id: f.why[:MAX_WHY_CHARS] for f in prepared.standing}
+    asked = agent.ask(client, prepared.messages, posting, tools=version.agent, shown=set(standing))
     # Single mode recalled while preparing; agent mode recalls through its tool.
     facts = prepared.facts or asked.facts
     memory_error = prepared.memory_error or next(iter(asked.memory_errors), None)
@@ -150,7 +151,9 @@ def qualify_posting(
                 raise QualifyError(
                     f"posting {posting.pk} got a verdict from another run meanwhile; skipped"
                 )
-            done = writer.write(posting=locked, values=values, shown=shown, profile=profile)
+            done = writer.write(
+                posting=locked, values=values, shown=shown, profile=profile, standing=standing
+            )
     except IntegrityError:
         raise QualifyError(
             f"posting {posting.pk} got a verdict from another run meanwhile; skipped"

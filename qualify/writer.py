@@ -19,7 +19,7 @@ from memory import services as memory
 from memory.errors import FactAlreadyDeleted
 from memory.text import company_key
 from qualify import verdict_fact
-from qualify.models import Company, DecisionFact, Posting, Profile, Qualification
+from qualify.models import Company, DecisionFact, FactPart, Posting, Profile, Qualification
 
 log = logging.getLogger("karani.qualify")
 
@@ -99,6 +99,7 @@ def write(
     shown: dict[int, str],
     replacing: Qualification | None = None,
     profile: Profile | None = None,
+    standing: dict[int, str] | None = None,
 ) -> Decided:
     """Write one decision (``values``: Qualification's fields) on a posting locked in this
     transaction, with the facts it was shown (memory id -> why); a verdict replaces
@@ -107,8 +108,15 @@ def write(
         Qualification.objects.filter(pk=replacing.pk).update(deleted_at=timezone.now())
     q = Qualification.objects.create(posting=posting, **values)
     DecisionFact.objects.bulk_create(
-        DecisionFact(qualification=q, memory_id=memory_id, why=why)
-        for memory_id, why in shown.items()
+        [
+            *(DecisionFact(qualification=q, memory_id=pk, why=why) for pk, why in shown.items()),
+            # The standing preferences it was shown beside the block (never one of the block's).
+            *(
+                DecisionFact(qualification=q, memory_id=pk, why=why, part=FactPart.STANDING)
+                for pk, why in (standing or {}).items()
+                if pk not in shown
+            ),
+        ]
     )
     if q.verdict is None:
         return Decided(q, created=True)
