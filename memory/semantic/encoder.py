@@ -3,8 +3,10 @@ is on every semantic recall's critical path: for the local model, the steps ``en
 for one text without its batch machinery (tests/test_semantic_encoder.py).
 """
 
+import copy
 import logging
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -98,9 +100,7 @@ _FULL = object()
 
 
 def _int8(model: Any) -> Any:
-    import copy
-    import warnings
-
+    # The memory extra's, and seconds to import: only for a local embedder.
     import torch
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
@@ -116,7 +116,7 @@ def _int8(model: Any) -> Any:
 def pass_model(model: Any) -> Any:
     """The model a posting's pieces are encoded with: the int8 copy of a float32 ``model``
     (made once per loaded model), else ``model`` itself."""
-    import torch
+    import torch  # the memory extra's, and seconds to import: only for a local embedder
 
     if not QUANTIZED_PASSES or next(model.parameters()).dtype != torch.float32:
         return model
