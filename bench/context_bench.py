@@ -1,6 +1,6 @@
 """The working-context block, beside the seed's builder in the same run, in both modes.
 
-    .venv/bin/python bench/context_bench.py [--prefeval ../shared/data/prefeval-dev]
+    .venv/bin/python -m bench.context_bench [--prefeval ../shared/data/prefeval-dev]
         [--ledger sqlite|postgres] [--background 0] [--modes basic,mem0] [--shares 0.4]
         [--late CHARS] [--markup plain|html|escaped]
 
@@ -19,7 +19,7 @@ and dense-only ranking.
 
 --late CHARS puts other postings' descriptions before each one's until it is CHARS long, so
 its deciding sentences come late. --markup html|escaped sends each description as job boards'
-APIs deliver it (bench/posting_shapes.py).
+APIs deliver it (bench/support/posting_shapes.py).
 
 --background N adds N ledgergen facts (a third unscoped) before timing, and a second latency
 table with each description grown past 3,000 characters. Each dataset gets a fresh ledger

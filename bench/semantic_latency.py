@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.semantic_latency [--sizes 10000,100000] [--queries 200]
 
-Ledger: PostgreSQL ``karani_sem_ledger_bench`` grown with bench/ledgergen.py facts through
+Ledger: PostgreSQL ``karani_sem_ledger_bench`` grown with bench/support/ledgergen.py facts through
 ``services.import_facts`` (kept between runs, and only ever grown: a ledger already past a
 size cannot time it, so time each size on its own ledger, KARANI_BENCH_LEDGER_DB). Index:
 ``karani_sem_vec_bench``, one collection per size, HNSW (cosine). The first 10k facts get

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.semantic_reindex [--size 10000] [--one-at-a-time 300]
 
-Same process, same model, same texts (bench/ledgergen.py facts in an SQLite ledger):
+Same process, same model, same texts (bench/support/ledgergen.py facts in an SQLite ledger):
 - ``raw encode``: the embedder encoding every live text in one call (it sorts them by
   length, batches of 64), nothing else: the ceiling; run before and after the reindex, and
   the mean is the reference;
