@@ -91,8 +91,10 @@ def record_decision(
     """Record one decision on the posting ``external_id`` names (created on first sight).
 
     A repeat (same prompt version, verdict and fit score) writes nothing and answers with the
-    first, whose reasons and facts stand; another prompt version replaces the live verdict;
-    another verdict or score under the same version is a DecisionConflict."""
+    first, whose reasons and facts stand (its verdict fact is written if missing); another
+    prompt version replaces the live verdict; another verdict or score under the same version
+    is a DecisionConflict, as are a url another posting holds (UrlTaken) and another company
+    than the posting's (CompanyMismatch)."""
     if unknown := set(posting_fields) - set(POSTING_FIELDS):
         raise QualifyInputError(f"unknown field(s): {', '.join(sorted(unknown))}")
     external_id = inputs.clean_external_id(external_id)
