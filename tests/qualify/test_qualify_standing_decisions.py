@@ -6,11 +6,11 @@ import json
 
 import pytest
 from django.urls import reverse
-from qualify.attribution import DecisionAttribution
 from qualify_fakes import Tools, criteria, make_posting, run_qualify
 
 from memory import services as memory
 from qualify import prompts, standing
+from qualify.fact_uses import DecisionAttribution
 from qualify.models import DecisionFact, FactPart, Qualification
 
 pytestmark = pytest.mark.django_db
