@@ -17,6 +17,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+# The apps whose commands are karani's own (the rest are Django's: `karani django help`).
+APPS = ("memory", "qualify")
+
+
 def _summary(name: str, app: str) -> str:
     # Django loads only once a command runs, so `karani --version` answers without it.
     from django.core.management import load_command_class
@@ -38,7 +42,12 @@ def _print_help() -> None:
         "",
         "karani: a long-term memory for a job-search pipeline.",
     ]
-    for group, names in GROUPS.items():
+    grouped = {name for names in GROUPS.values() for name in names}
+    # A command an app adds without a place in GROUPS is still listed: the list stays true.
+    more = tuple(sorted(n for n, app in commands.items() if app in APPS and n not in grouped))
+    for group, names in {**GROUPS, "More": more}.items():
+        if not names:
+            continue
         lines += ["", f"{group}:"]
         lines += [f"  {n:<16}{_summary(n, commands[n])}" for n in names if n in commands]
     lines += [

@@ -104,3 +104,13 @@ def test_an_export_names_the_cli_as_the_writer_of_its_facts():
     call_command("export", stdout=out)
     row = json.loads(out.getvalue().splitlines()[0])
     assert (row["created_by"], row["deleted_by"]) == ("cli", "cli")
+
+
+def test_the_command_list_lists_every_karani_command_even_one_without_a_group(monkeypatch, capsys):
+    from karani_site import cli
+
+    groups = {group: tuple(n for n in names if n != "list") for group, names in cli.GROUPS.items()}
+    monkeypatch.setattr(cli, "GROUPS", groups)
+    cli._print_help()
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line[:2] == "  "}
+    assert set(_karani_commands()) <= listed
