@@ -123,6 +123,25 @@ def before_block(subject, limit: int = BLOCK) -> list:
         encoder.QUANTIZED_PASSES = True
 
 
+def standing_cold(subject, limit: int = BLOCK) -> list:
+    """``standing_block`` with no query vector kept (semantic mode)."""
+    from memory.semantic import encoder
+
+    encoder.forget_queries()
+    return standing_block(subject, limit)
+
+
+def standing_before(subject, limit: int = BLOCK) -> list:
+    """``standing_cold`` as before the int8 passes: each piece encoded by the full model."""
+    from memory.semantic import encoder
+
+    encoder.QUANTIZED_PASSES = False
+    try:
+        return standing_cold(subject, limit)
+    finally:
+        encoder.QUANTIZED_PASSES = True
+
+
 def per_piece_block(subject, limit: int = BLOCK) -> list:
     """The new block with one ranking read per piece, as before the batched reads: a keyword
     read each (keyword mode), or a vector search each (semantic mode), no vector kept."""
@@ -153,12 +172,14 @@ BUILDERS = {
     "new, no query vector kept": cold_block,
     "before: float32 passes, none kept": before_block,
     "new, a query per piece": per_piece_block,
+    "standing + ranked block, none kept": standing_cold,
+    "standing + ranked block, float32 passes, none kept": standing_before,
 }
 
 
 def _builders(mode: str) -> dict:
     # Only semantic mode keeps query vectors; keyword mode encodes nothing.
-    cold = (cold_block, before_block)
+    cold = (cold_block, before_block, standing_cold, standing_before)
     return {n: b for n, b in BUILDERS.items() if mode == "mem0" or b not in cold}
 
 
