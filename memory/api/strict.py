@@ -82,7 +82,16 @@ class StrictSerializer(serializers.Serializer):
             }
             if unknown:
                 raise serializers.ValidationError(unknown)
-            if not isinstance(data, QueryDict):
+            if isinstance(data, QueryDict):
+                # DRF reads "status=" as absent; the schema says it is a value, and a wrong one.
+                empty = {
+                    name: ["is empty: give a value, or leave the parameter out"]
+                    for name, field in self.fields.items()
+                    if data.get(name) == "" and not getattr(field, "allow_blank", False)
+                }
+                if empty:
+                    raise serializers.ValidationError(empty)
+            else:
                 wrong = {
                     name: [error]
                     for name, field in self.fields.items()
@@ -101,7 +110,10 @@ class StrictSerializerSchema(OpenApiSerializerExtension):
 
     def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
-        return {**schema, "additionalProperties": False}
+        # A rule across fields (a company and title, or a task) as the serializer states it.
+        any_of = getattr(self.target, "schema_any_of", None)
+        any_of = any_of() if callable(any_of) else any_of
+        return {**schema, "additionalProperties": False, **({"anyOf": any_of} if any_of else {})}
 
 
 class Timestamp(serializers.DateTimeField):

@@ -29,12 +29,15 @@ from memory.api.serializers import (
     choice_field,
 )
 from memory.api.strict import StrictSerializer
+from memory.api.textfields import Text
 from memory.models import Kind, Memory, Source
 from memory.text import MAX_TEXT_CHARS
 
 # Largest id the BigAutoField can hold: a bigger number is simply "no such fact".
 MAX_ID = 2**63 - 1
 MAX_PAGE_SIZE = 200
+# DRF's cursors are a few dozen characters; a longer one is not one the API made.
+MAX_CURSOR_CHARS = 200
 
 _MEANING = {404: "no such fact", 409: "the fact is already deleted"}
 
@@ -84,10 +87,11 @@ class RecallApi(ApiView):
 
     @extend_schema_serializer(component_name="RecallQuery")
     class InputSerializer(StrictSerializer):
-        q = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="what to recall")
-        company = serializers.CharField(
+        q = Text(max_length=MAX_TEXT_CHARS, help_text="what to recall")
+        company = Text(
+            blank="allowed",
             required=False,
-            allow_blank=True,
+            max_length=validation.MAX_COMPANY_CHARS,
             help_text="scope: this company's facts plus global ones (omit for all)",
         )
         limit = serializers.IntegerField(
@@ -136,7 +140,11 @@ class MemoryListApi(ReadWriteApi):
     @extend_schema_serializer(component_name="FactListQuery")
     class FilterSerializer(StrictSerializer):
         kind = choice_field(Kind.choices, what="kind", required=False)
-        company = serializers.CharField(required=False, help_text="that company's facts only")
+        company = Text(
+            required=False,
+            max_length=validation.MAX_COMPANY_CHARS,
+            help_text="that company's facts only",
+        )
         source = choice_field(Source.choices, what="source", required=False)
         status = choice_field(
             selectors.LIST_STATUSES, what="status", required=False, default="live"
@@ -144,7 +152,9 @@ class MemoryListApi(ReadWriteApi):
         limit = serializers.IntegerField(
             required=False, min_value=1, max_value=MAX_PAGE_SIZE, help_text="page size (50)"
         )
-        cursor = serializers.CharField(required=False, help_text="from a previous page's links")
+        cursor = Text(
+            required=False, max_length=MAX_CURSOR_CHARS, help_text="from a previous page's links"
+        )
 
     @extend_schema_serializer(component_name="FactPage")
     class PageSerializer(serializers.Serializer):
@@ -154,13 +164,11 @@ class MemoryListApi(ReadWriteApi):
 
     @extend_schema_serializer(component_name="RememberRequest")
     class InputSerializer(StrictSerializer):
-        text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the fact, plainly")
+        text = Text(max_length=MAX_TEXT_CHARS, help_text="the fact, plainly")
         kind = choice_field(Kind.choices, what="kind", default="note")
-        company = serializers.CharField(
-            required=False, allow_null=True, max_length=validation.MAX_COMPANY_CHARS
-        )
-        ref = serializers.CharField(
-            required=False, allow_null=True, allow_blank=True, max_length=validation.MAX_REF_CHARS
+        company = Text(required=False, allow_null=True, max_length=validation.MAX_COMPANY_CHARS)
+        ref = Text(
+            blank="empty", required=False, allow_null=True, max_length=validation.MAX_REF_CHARS
         )
 
     @extend_schema_serializer(component_name="RememberResult")
@@ -214,7 +222,7 @@ class MemoryDetailApi(ReadWriteApi):
 
     @extend_schema_serializer(component_name="ForgetRequest")
     class ForgetSerializer(StrictSerializer):
-        reason = serializers.CharField(
+        reason = Text(
             max_length=validation.MAX_REASON_CHARS, help_text="why it is wrong or obsolete"
         )
 
@@ -248,8 +256,8 @@ class MemoryCorrectApi(WriteApi):
 
     @extend_schema_serializer(component_name="CorrectRequest")
     class InputSerializer(StrictSerializer):
-        text = serializers.CharField(max_length=MAX_TEXT_CHARS, help_text="the corrected fact")
-        reason = serializers.CharField(
+        text = Text(max_length=MAX_TEXT_CHARS, help_text="the corrected fact")
+        reason = Text(
             max_length=validation.MAX_REASON_CHARS, help_text="why the old text was wrong"
         )
 

@@ -5,7 +5,9 @@ from rest_framework import serializers
 
 from memory.api.serializers import choice_field
 from memory.api.strict import StrictSerializer, Timestamp
+from memory.api.textfields import HTTP_URL, Text, anycase, blank_class, non_blank
 from memory.services import Kind
+from qualify import remote_policy
 from qualify.decisions import MAX_MODEL_CHARS, MAX_REASONS_CHARS
 from qualify.funnel import STEPS
 from qualify.inputs import MAX_PROMPT_VERSION_CHARS, MAX_TASK_CHARS, max_chars
@@ -26,21 +28,39 @@ REMOTE_HELP = (
 )
 
 
-def _text(name: str, **kwargs) -> serializers.CharField:
+def _text(name: str, *, blank: str = "allowed", **kwargs) -> Text:
     kwargs.setdefault("required", False)
-    kwargs.setdefault("allow_blank", True)
     kwargs.setdefault("trim_whitespace", False)  # the service normalises spaces itself
-    return serializers.CharField(
-        max_length=kwargs.pop("max_length", None) or max_chars(name), **kwargs
+    return Text(
+        blank=blank,
+        max_length=kwargs.pop("max_length", None) or max_chars(name),
+        **kwargs,
     )
 
 
-def external_id(**kwargs) -> serializers.CharField:
-    return serializers.CharField(
+def external_id(*, blank: str = "refused", **kwargs) -> Text:
+    kwargs.setdefault("required", blank == "refused")
+    return _text(
+        "external_id",
+        blank=blank,
         max_length=MAX_EXTERNAL_ID_CHARS,
         help_text="your own key for the posting (its URL, an ATS job id)",
         **kwargs,
     )
+
+
+# How a remote policy may start (qualify.remote_policy), in either case, any spaces between:
+# nothing, or a way of writing it, ended by the value's end or an edge before its detail.
+_WAYS = sorted((w for ways in remote_policy.WAYS.values() for w in ways), key=len, reverse=True)
+
+
+def remote_form() -> str:
+    space = blank_class()
+    ways = "|".join(anycase(way).replace(" ", f"[{space}]+") for way in _WAYS)
+    return f"[{space}]*(?:$|(?:{ways})(?:$|[ :;,/()\\[\\]\\-\u2013\u2014]))"
+
+
+SAY_WHAT = "say what the context is for: a company and title, or a task"
 
 
 class SubjectSerializer(StrictSerializer):
@@ -49,7 +69,7 @@ class SubjectSerializer(StrictSerializer):
     company = _text("company", help_text="the employer: its facts plus global ones")
     title = _text("title")
     role_category = _text("role_category")
-    external_id = external_id(required=False, allow_blank=True)
+    external_id = external_id(blank="allowed")
     limit = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -60,16 +80,38 @@ class SubjectSerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="ContextQuery")
 class ContextQuerySerializer(SubjectSerializer):
-    pass
+    # A query string cannot say "these two, or that one": by GET, both (docs/api.md).
+    company = _text("company", blank="refused", required=True, help_text="the employer")
+    title = _text("title", blank="refused", required=True)
 
 
 @extend_schema_serializer(component_name="ContextRequest")
 class ContextRequestSerializer(SubjectSerializer):
     location = _text("location")
-    remote = _text("remote", help_text=REMOTE_HELP)
+    remote = _text("remote", form=remote_form, help_text=REMOTE_HELP)
     salary = _text("salary")
     description = _text("description")
     task = _text("task", max_length=MAX_TASK_CHARS, help_text="an agent's free-text task")
+
+    @staticmethod
+    def schema_any_of() -> list[dict]:
+        """A company and a title, or a task, each holding a visible character."""
+        visible = {"pattern": non_blank()}
+        return [
+            {
+                "required": ["company", "title"],
+                "properties": {"company": visible, "title": visible},
+            },
+            {"required": ["task"], "properties": {"task": visible}},
+        ]
+
+    def validate(self, data: dict) -> dict:
+        def given(name: str) -> bool:
+            return bool(str(data.get(name) or "").split())
+
+        if not (given("company") and given("title")) and not given("task"):
+            raise serializers.ValidationError({"title": [SAY_WHAT]})
+        return data
 
 
 @extend_schema_serializer(component_name="ContextFact")
@@ -105,17 +147,19 @@ class WorkingContextSerializer(serializers.Serializer):
 @extend_schema_serializer(component_name="DecisionFactUsed")
 class FactUsedSerializer(StrictSerializer):
     id = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    why = serializers.CharField(required=False, allow_blank=True, max_length=MAX_WHY_CHARS)
+    why = _text("why", max_length=MAX_WHY_CHARS)
 
 
 @extend_schema_serializer(component_name="DecisionRequest")
 class DecisionRequestSerializer(StrictSerializer):
     external_id = external_id()
-    company = _text("company", required=True, allow_blank=False)
-    title = _text("title", required=True, allow_blank=False)
+    company = _text("company", blank="refused", required=True)
+    title = _text("title", blank="refused", required=True)
     verdict = choice_field(Verdict.choices, what="verdict")
     fit_score = serializers.IntegerField(min_value=0, max_value=100)
-    prompt_version = serializers.CharField(max_length=MAX_PROMPT_VERSION_CHARS)
+    prompt_version = _text(
+        "prompt_version", blank="refused", required=True, max_length=MAX_PROMPT_VERSION_CHARS
+    )
     reasons = _text("reasons", max_length=MAX_REASONS_CHARS)
     fact_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
@@ -129,10 +173,10 @@ class DecisionRequestSerializer(StrictSerializer):
     model = _text("model", max_length=MAX_MODEL_CHARS, help_text="the model that decided")
     role_category = _text("role_category")
     location = _text("location")
-    remote = _text("remote", help_text=REMOTE_HELP)
+    remote = _text("remote", form=remote_form, help_text=REMOTE_HELP)
     salary = _text("salary")
     description = _text("description")
-    url = _text("url")
+    url = _text("url", form=HTTP_URL, help_text="the posting's http(s) URL")
 
 
 @extend_schema_serializer(component_name="Decision")

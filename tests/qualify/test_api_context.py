@@ -127,7 +127,9 @@ def test_a_recorded_posting_keeps_the_arm_its_key_draws(ledger, reader, settings
         company=memory_company("Northwind"), title="SRE", external_id=held, url=""
     )
 
-    body = reader.get("/api/context", {"company": "Northwind", "external_id": held}).json()
+    body = reader.get(
+        "/api/context", {"company": "Northwind", "title": "SRE", "external_id": held}
+    ).json()
 
     assert body["arm"] == "holdout" == holdout.arm_for(holdout.key_of(Posting.objects.get()))
 
@@ -207,13 +209,21 @@ def test_post_reads_the_remote_policy_as_written(ledger, reader):
     ("params", "field", "code"),
     [
         ({"company": "Northwind", "title": f"SRE {GITHUB}"}, "title", "secret_refused"),
-        ({"company": "Northwind", "external_id": GITHUB}, "external_id", "secret_refused"),
-        ({"company": "Northwind", "external_id": "x" * 501}, "external_id", "invalid"),
+        (
+            {"company": "Northwind", "title": "SRE", "external_id": GITHUB},
+            "external_id",
+            "secret_refused",
+        ),
+        (
+            {"company": "Northwind", "title": "SRE", "external_id": "x" * 501},
+            "external_id",
+            "invalid",
+        ),
         ({"company": "Northwind", "title": "SRE\x1b[31m"}, "title", "invalid"),
-        ({"company": "Northwind", "remote": "moon"}, "remote", "invalid"),
-        ({"title": "   "}, "title", "invalid"),
-        ({"company": "C" * 201}, "company", "invalid"),
-        ({"company": "Northwind", "limit": "ten"}, "limit", "invalid"),
+        ({"company": "Northwind", "title": "SRE", "remote": "moon"}, "remote", "invalid"),
+        ({"company": "Northwind", "title": "   "}, "title", "invalid"),
+        ({"company": "C" * 201, "title": "SRE"}, "company", "invalid"),
+        ({"company": "Northwind", "title": "SRE", "limit": "ten"}, "limit", "invalid"),
     ],
     ids=["credential", "credential-id", "long-id", "escape", "remote", "blank", "long", "limit"],
 )

@@ -1,0 +1,177 @@
+"""The schema says what the server refuses, and the server refuses what the schema forbids:
+blank required values, empty query values, a context with nothing to be about, unknown fields,
+a remote that names no policy, a URL that is not http(s); every error status is documented.
+schemathesis then drives every operation with requests the schema forbids: each is refused,
+in the one error shape, never a 5xx."""
+
+import json
+import re
+
+import pytest
+import schemathesis
+from api_helpers import client_with, error_of, token_for
+from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from rest_framework.test import APIClient
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation import GenerationMode
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from memory import services
+
+pytestmark = pytest.mark.django_db
+DECISION = {
+    "external_id": "https://jobs.example.com/acme/sre-9",
+    "company": "Acme",
+    "title": "SRE",
+    "verdict": "qualified",
+    "fit_score": 70,
+    "prompt_version": "agree-v1",
+}
+
+
+@pytest.fixture
+def writer(settings):
+    settings.KARANI_MEMORY = "basic"
+    client = client_with(token_for("agree", writer=True))
+    client.default_format = "json"
+    return client
+
+
+@pytest.fixture(scope="module")
+def spec(django_db_blocker) -> dict:
+    with django_db_blocker.unblock():
+        return json.loads(APIClient().get("/api/schema/?format=json").content)
+
+
+def _refused(response, field: str) -> str:
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert field in error["fields"], error
+    return error["message"]
+
+
+@pytest.mark.parametrize("param", ["status", "kind", "limit"])
+def test_an_empty_query_value_is_refused_not_read_as_absent(writer, param):
+    # The schema says status is one of live, deleted, all: "status=" is none of them.
+    assert "is empty" in _refused(writer.get(f"/api/memories?{param}="), param)
+
+
+def test_context_by_get_needs_a_company_and_a_title(writer):
+    _refused(writer.get("/api/context", {"title": "SRE"}), "company")
+    _refused(writer.get("/api/context", {"company": "Acme", "title": "  "}), "title")
+    assert writer.get("/api/context", {"company": "Acme", "title": "SRE"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"company": "Acme", "title": "SRE"}, 200),
+        ({"task": "find remote SRE roles"}, 200),
+        ({"company": "", "title": "", "task": "find remote SRE roles"}, 200),
+        ({"company": "Acme"}, 400),
+        ({"company": "Acme", "title": " \u3000 "}, 400),
+        ({"role_category": "SRE", "external_id": "x"}, 400),
+        ({"task": "   "}, 400),
+        ({"task": 0}, 400),
+    ],
+)
+def test_context_by_post_needs_a_company_and_title_or_a_task(writer, spec, body, status):
+    assert writer.post("/api/context", body).status_code == status
+    # The schema's anyOf says the same of each body.
+    rule = spec["components"]["schemas"]["ContextRequest"]["anyOf"]
+    matches = any(
+        all(
+            isinstance(body.get(name), str) and re.search(field["pattern"], body[name])
+            for name, field in branch["properties"].items()
+        )
+        for branch in rule
+    )
+    assert matches == (status == 200) or body == {"task": 0}
+
+
+def test_every_request_body_is_closed_and_every_error_status_documented(spec):
+    schemas = spec["components"]["schemas"]
+    for name in ("RememberRequest", "CorrectRequest", "ContextRequest", "DecisionRequest"):
+        assert schemas[name]["additionalProperties"] is False, name
+    assert schemas["DecisionFactUsed"]["additionalProperties"] is False
+    for name in ("external_id", "company", "title", "prompt_version"):
+        assert schemas["DecisionRequest"]["properties"][name]["minLength"] == 1, name
+    post = spec["paths"]["/api/decisions"]["post"]["responses"]
+    assert {"400", "401", "403", "409", "411", "413", "414", "429", "503"} <= set(post)
+    for path, methods in spec["paths"].items():
+        for method, operation in methods.items():
+            assert "414" in operation["responses"], (method, path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "taken"),
+    [
+        ("remote", "Hybrid (2 days)", True),
+        ("remote", "fully  remote", True),
+        ("remote", "", True),
+        ("remote", "sometimes", False),
+        ("remote", "remotely", False),
+        ("url", "https://jobs.example.com/acme/9?src=x", True),
+        ("url", "", True),
+        ("url", "ftp://jobs.example.com/9", False),
+        ("url", "jobs.example.com", False),
+        ("company", " ", False),
+    ],
+)
+def test_a_fields_form_is_in_the_schema_and_the_server_agrees(writer, spec, field, value, taken):
+    answer = writer.post("/api/decisions", {**DECISION, field: value})
+    assert (answer.status_code == 201) == taken, answer.content
+    schema = spec["components"]["schemas"]["DecisionRequest"]["properties"][field]
+    branches = schema.get("oneOf", [schema])
+    valid = any(
+        len(value) <= b["maxLength"] and re.search(b.get("pattern", ""), value)
+        if "pattern" in b
+        else len(value) <= b["maxLength"]
+        for b in branches
+    )
+    assert valid == taken
+
+
+@pytest.fixture
+def negative_ledger(db, settings) -> str:
+    settings.KARANI_MEMORY = "basic"
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    settings.KARANI_API_RECALL_RATE = settings.KARANI_API_WRITE_RATE = "off"
+    cache.clear()
+    services.remember(text="Prefers remote SRE work", company="Acme")
+    yield token_for("refuser", writer=True)
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+negative = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler())
+negative.config.generation.update(modes=[GenerationMode.NEGATIVE])
+
+
+@negative.parametrize()
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_every_request_the_schema_forbids_is_refused(case, negative_ledger):
+    case.call_and_validate(
+        headers={"Authorization": f"Token {negative_ledger}"},
+        checks=[
+            negative_data_rejection,
+            not_a_server_error,
+            status_code_conformance,
+            content_type_conformance,
+            response_schema_conformance,
+        ],
+    )
