@@ -28,11 +28,19 @@ MAX_REASONS_CHARS = 300
 MAX_MODEL_CHARS = 200
 # Optional posting fields a decision may carry; a known external id keeps its first ones.
 POSTING_FIELDS = ("role_category", "location", "remote", "salary", "description", "url")
+# Standing preferences a decision may record as shown (the context's "standing" list).
+MAX_STANDING = 200
 # Identical writers racing: each lost race is retried once it can see the winner's rows.
 ATTEMPTS = 3
 
 
-def _clean_facts(fact_ids: Any, facts: Any) -> dict[int, str]:
+def _clean_facts(
+    fact_ids: Any,
+    facts: Any,
+    *,
+    field: str = "fact_ids",
+    most: int = MAX_FACTS_PER_DECISION,
+) -> dict[int, str]:
     """fact id -> why, in the order given: ``fact_ids`` and/or ``facts`` ([{"id", "why"}])."""
     if fact_ids is not None and not isinstance(fact_ids, list):
         raise QualifyInputError("fact_ids must be a list of fact ids", field="fact_ids")
@@ -41,20 +49,21 @@ def _clean_facts(fact_ids: Any, facts: Any) -> dict[int, str]:
     pairs = [(i, "") for i in fact_ids or []]
     for item in facts or []:
         if not isinstance(item, dict) or set(item) - {"id", "why"}:
-            raise QualifyInputError('each of facts must be {"id", "why"}', field="facts")
+            name = "facts" if field == "fact_ids" else field
+            raise QualifyInputError(f'each of {name} must be {{"id", "why"}}', field=name)
         why = inputs.clean_text(item.get("why"), name="why", limit=MAX_WHY_CHARS)
         pairs.append((item.get("id"), why))
     chosen: dict[int, str] = {}
     for fact_id, why in pairs:
         if isinstance(fact_id, bool) or not isinstance(fact_id, int) or fact_id < 1:
             raise QualifyInputError(
-                f"fact id {fact_id!r} is not a positive whole number", field="fact_ids"
+                f"fact id {fact_id!r} is not a positive whole number", field=field
             )
         chosen[fact_id] = why or chosen.get(fact_id, "")
-    if len(chosen) > MAX_FACTS_PER_DECISION:
+    if len(chosen) > most:
+        what = "facts" if field == "fact_ids" else "standing preferences"
         raise QualifyInputError(
-            f"{len(chosen)} facts; a decision carries at most {MAX_FACTS_PER_DECISION}",
-            field="fact_ids",
+            f"{len(chosen)} {what}; a decision carries at most {most}", field=field
         )
     if not chosen:
         return chosen
@@ -62,7 +71,7 @@ def _clean_facts(fact_ids: Any, facts: Any) -> dict[int, str]:
         memory_selectors.list_facts(status="all").filter(pk__in=chosen).values_list("pk", flat=True)
     )
     if missing := [str(i) for i in chosen if i not in known]:
-        raise QualifyInputError(f"no fact with id {', '.join(missing)}", field="fact_ids")
+        raise QualifyInputError(f"no fact with id {', '.join(missing)}", field=field)
     return chosen
 
 
@@ -86,6 +95,7 @@ def record_decision(
     fact_ids: list[int] | None = None,
     facts: list[dict[str, Any]] | None = None,
     model: str = "",
+    standing: list[dict[str, Any]] | None = None,
     **posting_fields: Any,
 ) -> Decided:
     """Record one decision on the posting ``external_id`` names (created on first sight).
@@ -129,11 +139,16 @@ def record_decision(
     model = inputs.clean_text(model, name="model", limit=MAX_MODEL_CHARS)
     chosen = _clean_facts(fact_ids, facts)
     decision["fact_ids"] = list(chosen)
+    # The standing preferences the context showed beside the block (its "standing"): kept as
+    # the decision's provenance, outside fact_ids and its cap of 10.
+    shown_standing = _clean_facts(None, standing, field="standing", most=MAX_STANDING)
 
     for _ in range(ATTEMPTS):
         try:
             with transaction.atomic():
-                return _write(external_id, company, title, fields, decision, chosen, model)
+                return _write(
+                    external_id, company, title, fields, decision, chosen, model, shown_standing
+                )
         except IntegrityError:
             # Another writer created this posting first; the next pass finds it, locked.
             continue
@@ -163,6 +178,7 @@ def _write(
     decision: dict[str, Any],
     chosen: dict[int, str],
     model: str,
+    standing: dict[int, str],
 ) -> Decided:
     posting = writer.locked_posting(external_id=external_id)
     live = None
@@ -189,11 +205,13 @@ def _write(
                 "under a new prompt version"
             )
     arm = holdout.arm_for(holdout.key_of(posting))
-    if arm == Arm.HOLDOUT and chosen:
+    if arm == Arm.HOLDOUT and (chosen or standing):
         raise QualifyInputError(
             f"posting {external_id!r} is held out from memory: its decision carries no facts",
             field="fact_ids",
         )
     # Re-judged under a new prompt version: the funnel counts the new verdict only.
     values = {**decision, "arm": arm, "fact_count": len(chosen), "model_name": model}
-    return writer.write(posting=posting, values=values, shown=chosen, replacing=live)
+    return writer.write(
+        posting=posting, values=values, shown=chosen, replacing=live, standing=standing
+    )

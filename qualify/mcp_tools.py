@@ -87,6 +87,10 @@ def record_decision(
     salary: Annotated[str, _text("the stated pay")] = "",
     description: Annotated[str, _text("the posting's text")] = "",
     url: Annotated[str, _text("the posting's page")] = "",
+    standing: Annotated[
+        list[dict[str, Any]] | None,
+        _text("the standing preferences the context showed you, as its standing list"),
+    ] = None,
 ) -> dict[str, Any]:
     # The posting's fields are kept from its first decision, as the API keeps them.
     return _call(
@@ -106,6 +110,7 @@ def record_decision(
         salary=salary,
         description=description,
         url=url,
+        standing=[{"id": f.get("id"), "why": f.get("why", "")} for f in standing or []],
     )
 
 

@@ -8,7 +8,7 @@ from memory.api.strict import StrictSerializer, Timestamp
 from memory.api.textfields import HTTP_URL, Text, anycase, blank_class, non_blank
 from memory.services import Kind
 from qualify import remote_policy
-from qualify.decisions import MAX_MODEL_CHARS, MAX_REASONS_CHARS
+from qualify.decisions import MAX_MODEL_CHARS, MAX_REASONS_CHARS, MAX_STANDING
 from qualify.funnel import STEPS
 from qualify.inputs import MAX_PROMPT_VERSION_CHARS, MAX_TASK_CHARS, max_chars
 from qualify.models import (
@@ -171,6 +171,12 @@ class DecisionRequestSerializer(StrictSerializer):
         many=True, required=False, max_length=MAX_FACTS_PER_DECISION, help_text="or with why"
     )
     model = _text("model", max_length=MAX_MODEL_CHARS, help_text="the model that decided")
+    standing = FactUsedSerializer(
+        many=True,
+        required=False,
+        max_length=MAX_STANDING,
+        help_text="the standing preferences the context showed beside the facts, with why",
+    )
     role_category = _text("role_category")
     location = _text("location")
     remote = _text("remote", form=remote_form, help_text=REMOTE_HELP)

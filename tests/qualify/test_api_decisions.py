@@ -244,3 +244,34 @@ def test_a_remote_policy_as_boards_write_it_keeps_its_detail_in_the_location(wri
     posting = Posting.objects.get()
     assert (posting.remote, posting.location) == ("hybrid", "New York, NY (2 days)")
     assert again.status_code == 200 and again.json()["created"] is False
+
+
+def test_it_records_the_standing_preferences_the_context_showed(writer, facts, settings):
+    company, pref = facts
+    query = {"company": "Northwind", "title": "Senior SRE"}
+    shown = writer.post("/api/context", query, format="json").json()
+    standing = [{"id": f["id"], "why": f["why"]} for f in shown["standing"]]
+
+    response = writer.post(
+        "/api/decisions",
+        decision(fact_ids=[company], prompt_version=shown["prompt_version"], standing=standing),
+        format="json",
+    )
+    too_many = writer.post(
+        "/api/decisions",
+        decision(external_id=f"{URL}/2", standing=[{"id": pref}] * 1 + [{"id": 10**9}]),
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    assert response.json()["fact_ids"] == [company]  # the block's, as before
+    rows = dict(DecisionFact.objects.values_list("memory_id", "part"))
+    assert rows == {company: "block", pref: "standing"}
+    assert DecisionFact.objects.get(memory_id=pref).why == standing[0]["why"] != ""
+    assert too_many.status_code == 400 and "no fact with id 1000000000" in str(too_many.json())
+    settings.KARANI_MEMORY_HOLDOUT = 0.5
+    held = next(f"{URL}?{n}" for n in range(1000) if holdout.arm_for(f"{URL}?{n}") == "holdout")
+    refused = writer.post(
+        "/api/decisions", decision(external_id=held, standing=[{"id": pref}]), format="json"
+    )
+    assert refused.status_code == 400 and "held out" in str(refused.json())
