@@ -98,8 +98,44 @@ def recall(
     return call("recall", selectors.recall, query=query, company=company, limit=limit)
 
 
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """Why ``arguments`` do not fit the tool's input schema as written: an argument it does
+    not take (a typo must not drop a value), or a value of another JSON type ("50" for a
+    number), which pydantic would otherwise convert."""
+    properties = schema.get("properties", {})
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown:
+        return (
+            f"unknown argument(s): {', '.join(unknown)}; this tool takes: {', '.join(properties)}"
+        )
+    for arg, value in arguments.items():
+        prop = properties[arg]
+        allowed = {t.get("type") for t in prop.get("anyOf", [prop])} - {None}
+        found = _json_type(value)
+        if allowed and found not in allowed and not (found == "integer" and "number" in allowed):
+            return f"{arg}: must be {' or '.join(sorted(allowed))}, not {found}"
+    return None
+
+
 class KaraniMCPServer(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tools = {tool.name: tool for tool in await self.list_tools()}
+        if name in tools and (refusal := _refusal(tools[name].input_schema, arguments or {})):
+            raise ToolError(refusal)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

@@ -212,3 +212,33 @@ def test_it_answers_bad_arguments_with_the_services_one_line_message(server_env,
         assert _text(out[name]) == str(refused.value), name
     assert _text(out["type"]).startswith("limit: ")
     assert Memory.all_objects.count() == 0
+
+
+def test_it_refuses_unknown_arguments_and_values_of_another_type(server_env, tmp_path):
+    async def scenario():
+        with open(tmp_path / "server.stderr", "w") as errlog:
+            async with session_for(server_env, errlog) as session:
+                return {
+                    "typo": await session.call_tool("remember", {"text": "Likes Go", "knd": "x"}),
+                    "text": await session.call_tool("remember", {"text": 5}),
+                    "limit": await session.call_tool("recall", {"query": "go", "limit": "5"}),
+                    "score": await session.call_tool(
+                        "record_decision",
+                        {
+                            "external_id": "https://jobs.example.com/mcp/1",
+                            "company": "Acme",
+                            "title": "SRE",
+                            "verdict": "qualified",
+                            "fit_score": "50",
+                            "prompt_version": "mcp-v1",
+                        },
+                    ),
+                }
+
+    out = asyncio.run(scenario())
+    assert all(result.is_error for result in out.values()), out
+    assert _text(out["typo"]).startswith("unknown argument(s): knd; this tool takes: text")
+    assert _text(out["text"]) == "text: must be string, not integer"
+    assert _text(out["limit"]) == "limit: must be integer, not string"
+    assert _text(out["score"]) == "fit_score: must be integer, not string"
+    assert Memory.all_objects.count() == 0
