@@ -195,6 +195,9 @@ class QualificationAdmin(ReadOnlyEventAdmin):
             if not lines:
                 continue
             # Lines, not a list: the admin's aligned forms indent a <ul> past the field's value.
+            if part == FactPart.STANDING:
+                page = reverse("admin:qualify_standing")
+                title = format_html('{} (<a href="{}">the standing part now</a>)', title, page)
             parts.append(format_html("<div><strong>{}</strong></div>", title))
             parts.append(
                 format_html_join(

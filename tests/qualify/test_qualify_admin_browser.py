@@ -99,3 +99,43 @@ def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
         first_item.location,
         value.location,
     )
+
+
+def test_a_decisions_standing_part_leads_to_the_standing_page(browser, live_server, settings):
+    """Both parts on a decision's page, and from it the standing part as the model sees it,
+    with the budget used and what it leaves out."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from memory import services as memory
+    from qualify.models import DecisionFact, FactPart
+
+    settings.KARANI_STANDING_BUDGET = 520
+    pref = memory.remember(text="A heavy SRE pager is my dealbreaker", kind="preference").id
+    for i in range(12):
+        memory.remember(text=f"I like quiet desks, number {i}", kind="preference")
+    get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD)
+    q = Qualification.objects.create(
+        posting=make_posting(),
+        verdict="rejected",
+        fit_score=20,
+        prompt_version="qualify-v4-standing",
+    )
+    DecisionFact.objects.create(
+        qualification=q, memory_id=pref, why="your standing preference", part=FactPart.STANDING
+    )
+    wait = WebDriverWait(browser, 20)
+
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/qualify/qualification/{q.pk}/change/")
+    browser.find_element(By.NAME, "username").send_keys("viewer")
+    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    wait.until(ec.presence_of_element_located((By.LINK_TEXT, "the standing part now"))).click()
+
+    part = wait.until(ec.presence_of_element_located((By.ID, "standing-part"))).text
+    assert "These are the candidate's standing preferences" in part
+    assert "more standing preferences left out here" in part
+    budget = browser.find_element(By.ID, "standing-budget").text
+    assert " of 520 characters used" in budget
+    assert browser.find_element(By.ID, "standing-left-out").text
