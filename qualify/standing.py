@@ -43,9 +43,9 @@ def where_to_see_all() -> str:
 
 
 def line(fact: Any) -> str:
-    # No reason after the text: each is shown whatever the posting says, and the budget goes
-    # further on the candidate's own words (the reason is in the response and the record).
-    return f"- [fact {fact.id}] {fact.text}"
+    # Neither id nor reason: the model needs neither to apply a preference (the response and
+    # the decision's record carry both), so the budget goes on the candidate's own words.
+    return f"- {fact.text}"
 
 
 def omitted_line(omitted: int) -> str:

@@ -192,3 +192,16 @@ def test_in_semantic_mode_the_preference_closest_to_the_posting_is_shown(mem0_mo
     assert sponsor in {f.id for f in selection.standing}
     assert selection.standing_omitted > 0
     assert not {f.id for f in selection.standing} & {f.id for f in selection.facts}
+
+
+@pytest.mark.django_db
+def test_a_standing_line_is_the_candidates_words_alone(settings):
+    settings.KARANI_MEMORY = "basic"
+    pref = memory.remember(text="Two office days a week is my limit", kind="preference").id
+
+    selection = context.select(POSTING)
+    part = standing.render(standing.StandingPart(selection.standing, 0, budget=0))
+
+    # No fact id in the model's view of it: the response and the record carry the id.
+    assert part.splitlines()[2:] == ["- Two office days a week is my limit"]
+    assert [f.id for f in selection.standing] == [pref]
