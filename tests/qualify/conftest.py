@@ -4,9 +4,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from api_helpers import client_with, token_for
 from qualify_fakes import FakeLLM
+from rest_framework.test import APIClient
 
-from qualify import services
+from qualify import holdout, services
 from qualify.models import Profile
 
 
@@ -35,3 +37,18 @@ def profile(db: Any) -> Profile:
         preferences="remote in Europe, light on-call, at least 90k EUR",
         dealbreakers=["24/7 pager duty", "relocation"],
     )
+
+
+@pytest.fixture
+def fresh_salt() -> Iterator[None]:
+    """An empty holdout salt cache before and after: each test's database has its own salt."""
+    holdout._salt_cache.clear()
+    yield
+    holdout._salt_cache.clear()
+
+
+@pytest.fixture
+def writer(db: Any, settings: Any) -> APIClient:
+    """An API client for the `pipeline` user with write rights, memory in basic mode."""
+    settings.KARANI_MEMORY = "basic"
+    return client_with(token_for("pipeline", writer=True))

@@ -13,11 +13,7 @@ from qualify.models import Arm, Posting
 GITHUB = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_salt():
-    holdout._salt_cache.clear()
-    yield
-    holdout._salt_cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_salt")
 
 
 @pytest.fixture

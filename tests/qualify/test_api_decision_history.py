@@ -13,12 +13,6 @@ from qualify.models import Qualification
 URL = "https://jobs.example.com/northwind/sre-7"
 
 
-@pytest.fixture
-def writer(db, settings):
-    settings.KARANI_MEMORY = "basic"
-    return client_with(token_for("pipeline", writer=True))
-
-
 def decide(client, **overrides):
     body = {
         "external_id": URL,

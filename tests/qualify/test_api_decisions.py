@@ -15,17 +15,7 @@ from qualify.models import Arm, DecisionFact, Posting, Qualification
 URL = "https://jobs.example.com/northwind/sre-7"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_salt():
-    holdout._salt_cache.clear()
-    yield
-    holdout._salt_cache.clear()
-
-
-@pytest.fixture
-def writer(db, settings):
-    settings.KARANI_MEMORY = "basic"
-    return client_with(token_for("pipeline", writer=True))
+pytestmark = pytest.mark.usefixtures("fresh_salt")
 
 
 @pytest.fixture

@@ -4,28 +4,17 @@ says which it is; and twin postings (same company, title, verdict and score) sha
 fact that re-judging one of them does not take from the other."""
 
 import pytest
-from api_helpers import client_with, error_of, token_for
+from api_helpers import error_of
 from ledger_helpers import counts
 
 from memory.models import Memory
-from qualify import holdout
 from qualify.models import Posting, Qualification
 from qualify.services import import_postings
 
 URL = "https://jobs.example.com/northwind/sre-7"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_salt():
-    holdout._salt_cache.clear()
-    yield
-    holdout._salt_cache.clear()
-
-
-@pytest.fixture
-def writer(db, settings):
-    settings.KARANI_MEMORY = "basic"
-    return client_with(token_for("pipeline", writer=True))
+pytestmark = pytest.mark.usefixtures("fresh_salt")
 
 
 def decision(**overrides):

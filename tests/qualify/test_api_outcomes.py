@@ -11,23 +11,18 @@ from django.core.management import call_command
 from ledger_helpers import counts
 
 from memory.models import Memory
-from qualify import holdout
 from qualify.models import Outcome
 
 URL = "https://jobs.example.com/acme/platform-3"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_salt():
-    holdout._salt_cache.clear()
-    yield
-    holdout._salt_cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_salt")
 
 
 @pytest.fixture
-def writer(db, settings):
-    settings.KARANI_MEMORY = "basic"
-    client = json_client(token_for("pipeline", writer=True))
+def writer(writer):
+    """The shared pipeline writer, speaking JSON, with one decision on URL already made."""
+    writer.default_format = "json"
     body = {
         "external_id": URL,
         "company": "Acme",
@@ -36,8 +31,8 @@ def writer(db, settings):
         "fit_score": 82,
         "prompt_version": "pipeline-v1",
     }
-    assert client.post("/api/decisions", body, format="json").status_code == 201
-    return client
+    assert writer.post("/api/decisions", body, format="json").status_code == 201
+    return writer
 
 
 def json_client(token: str):

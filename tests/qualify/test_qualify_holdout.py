@@ -17,11 +17,7 @@ from qualify.models import Arm, InstallationSalt, Qualification
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_salt():
-    holdout._salt_cache.clear()
-    yield
-    holdout._salt_cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_salt")
 
 
 @pytest.mark.parametrize("share", [0.05, 0.1, 0.25, 0.5])
