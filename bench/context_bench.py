@@ -104,6 +104,33 @@ def standing_block(subject, limit: int = BLOCK) -> list:
     return [f.id for f in selection.shown]
 
 
+def standing_posting_order(subject, limit: int = BLOCK) -> list:
+    """``standing_block`` with the standing part in the posting's order alone (before hard
+    constraints came first), newest first among equals."""
+    from qualify import standing
+
+    ranked = standing.rank
+    standing.rank = lambda found, score_of: sorted(found, key=lambda f: -score_of(f))
+    try:
+        return standing_block(subject, limit)
+    finally:
+        standing.rank = ranked
+
+
+def standing_word_list(subject, limit: int = BLOCK) -> list:
+    """``standing_block`` as without the memory extra: hard constraints by the word list."""
+    from qualify import constraint
+
+    kept = constraint._tried, constraint._nlp
+    constraint._tried, constraint._nlp = True, None
+    constraint.is_hard.cache_clear()
+    try:
+        return standing_block(subject, limit)
+    finally:
+        constraint._tried, constraint._nlp = kept
+        constraint.is_hard.cache_clear()
+
+
 def cold_block(subject, limit: int = BLOCK) -> list:
     """The new block with no query vector kept from an earlier posting (semantic mode)."""
     from memory.semantic import encoder
@@ -169,6 +196,8 @@ BUILDERS = {
     "seed (company+title+role, one list)": seed_block,
     "new (pieces + shares)": new_block,
     "standing + ranked block": standing_block,
+    "standing in the posting's order + ranked block": standing_posting_order,
+    "standing, hard by word list + ranked block": standing_word_list,
     "new, no query vector kept": cold_block,
     "before: float32 passes, none kept": before_block,
     "new, a query per piece": per_piece_block,
@@ -271,7 +300,7 @@ def decisions(args) -> None:
                     in_ten += sum(key_of.get(i) in p["deciding"] for i in ten)
                     misses += [f"{p['id']}:{k}" for k in p["deciding"] if k not in keys]
                 label = name if name.startswith("seed") else f"{name}, share {share:g}"
-                if build is standing_block:
+                if build in (standing_block, standing_posting_order, standing_word_list):
                     sizes = STANDING_SIZES[-len(subjects) :]
                     left_out = [o for _, o in sizes]
                     print(

@@ -217,7 +217,8 @@ class QualificationAdmin(ReadOnlyEventAdmin):
 
     def standing_view(self, request: HttpRequest) -> HttpResponse:
         """The standing preferences as the model will see them before any posting ranks
-        them (newest first), the budget used and what it leaves out."""
+        them (hard constraints first, then the shorter), the budget used and what it left
+        out."""
         if not self.has_view_permission(request):
             raise PermissionDenied
         part, _ = context.standing({})

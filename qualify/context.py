@@ -297,9 +297,9 @@ def standing(
     candidates: dict[int, Candidate], *, before: datetime | None = None
 ) -> tuple[standing_part.StandingPart, set[int]]:
     """The standing part: every live unscoped preference (written before ``before`` if given),
-    ranked by the posting's score for it (what recall of the posting's pieces gave it), then
-    the newest, and fitted to the budget; and the ids of all of them, shown or not, which the
-    ranked block leaves out."""
+    ranked (hard constraints first, then the posting's score for it, what recall of the
+    posting's pieces gave it, then the shorter: qualify.standing.rank) and fitted to the
+    budget; and the ids of all of them, shown or not, which the ranked block leaves out."""
     found = [f for f in selectors.standing_preferences() if before is None or f.created_at < before]
     ranked = standing_part.rank(found, lambda f: c.score if (c := candidates.get(f.id)) else 0.0)
     everywhere = Piece("", "standing", "")

@@ -10,6 +10,7 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 
 from memory import selectors
+from qualify import constraint
 from qualify.conf import settings
 
 HEADER = "## Standing preferences: the candidate's own criteria, shown in every decision"
@@ -68,9 +69,10 @@ def render(part: StandingPart) -> str:
 def rank(
     found: list[selectors.RecalledFact], score_of: Callable[[selectors.RecalledFact], float]
 ) -> list[selectors.RecalledFact]:
-    """Best first: the posting's score for the fact, then the newest (``found`` is newest
-    first, and sorting keeps that order among equals)."""
-    return sorted(found, key=lambda f: -score_of(f))
+    """Best first: a hard constraint before a soft preference (qualify.constraint), then the
+    posting's score for the fact, then the shorter (more of them fit), then the newest
+    (``found`` is newest first, and sorting keeps that order among equals)."""
+    return sorted(found, key=lambda f: (not constraint.is_hard(f.text), -score_of(f), len(f.text)))
 
 
 def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:

@@ -7,7 +7,7 @@ import pytest
 from semantic_support import *  # noqa: F403  (fixtures)
 
 from memory import services as memory
-from qualify import context, preparation, prompts, standing
+from qualify import constraint, context, preparation, prompts, standing
 from qualify.context import Subject
 
 POSTING = Subject(
@@ -90,7 +90,7 @@ def test_over_budget_it_shows_what_bears_most_and_says_how_many_it_left_out(sett
 @pytest.mark.django_db
 def test_a_standing_preference_is_never_repeated_in_the_ranked_block(settings):
     settings.KARANI_MEMORY = "basic"
-    settings.KARANI_STANDING_BUDGET = 400  # most are left out, and still not ranked
+    settings.KARANI_STANDING_BUDGET = 600  # most are left out, and still not ranked
     ids = [
         memory.remember(text=f"I want the platform pager quiet, rule {i}", kind="preference").id
         for i in range(12)
@@ -205,3 +205,52 @@ def test_a_standing_line_is_the_candidates_words_alone(settings):
     # No fact id in the model's view of it: the response and the record carry the id.
     assert part.splitlines()[2:] == ["- Two office days a week is my limit"]
     assert [f.id for f in selection.standing] == [pref]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("parser", ["spacy", "word list"])
+def test_over_budget_a_hard_constraint_comes_before_a_soft_preference(settings, parser):
+    settings.KARANI_MEMORY = "basic"
+    settings.KARANI_STANDING_BUDGET = 600
+    if parser == "word list":  # the memory extra absent: no spaCy to parse with
+        saved = (constraint._tried, constraint._nlp)
+        constraint._tried, constraint._nlp = True, None
+        constraint.is_hard.cache_clear()
+    # The posting's words match the soft one (warehouse robots, pager) and not the hard ones.
+    soft = memory.remember(
+        text="Warehouse robots and a round-the-clock pager culture would be a welcome change",
+        kind="preference",
+    ).id
+    never = memory.remember(text="I will never take contract work", kind="preference").id
+    travel = memory.remember(text="Travel has to stay under ten percent", kind="preference").id
+    _fill(20)
+    try:
+        selection = context.select(POSTING)
+    finally:
+        if parser == "word list":
+            constraint._tried, constraint._nlp = saved
+            constraint.is_hard.cache_clear()
+
+    shown = [f.id for f in selection.standing]
+    assert shown[:2] == [never, travel] or shown[:2] == [travel, never]
+    assert soft not in shown[:2] and selection.standing_omitted > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "hard"),
+    [
+        ("I will not move away from Boston", True),
+        ("Travel has to stay under ten percent of my time", True),
+        ("My floor for base pay is $165k", True),
+        ("A wellness or gym stipend is a nice extra", False),
+        ("Climate and healthcare missions motivate me most", False),
+    ],
+)
+def test_a_negation_or_a_number_makes_a_hard_constraint(text, hard):
+    assert constraint.is_hard(text) is hard
+    assert bool(constraint.FALLBACK.search(text)) is hard
+
+
+def test_a_preference_calling_itself_a_dealbreaker_is_a_hard_constraint():
+    assert constraint.is_hard("A heavy SRE pager is my dealbreaker")
+    assert not constraint.is_hard("A heavy SRE pager is my favourite")
