@@ -127,3 +127,29 @@ def migrated_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert proc.returncode == 0, proc.stderr
     assert (data / "karani.sqlite3").is_file()
     return data
+
+
+class Migrator:
+    """Moves the test database to a migration state; what a data-migration spec steps through."""
+
+    def __init__(self) -> None:
+        from django.db.migrations.executor import MigrationExecutor
+
+        self.executor = MigrationExecutor(connection)
+
+    def to(self, targets: list[tuple[str, str]]) -> "StateApps":  # noqa: F821
+        """Migrate to ``targets`` (the graph read afresh, as the last step changed it) and
+        return the historical models there."""
+        self.executor.loader.build_graph()
+        self.executor.migrate(targets)
+        return self.executor.loader.project_state(targets).apps
+
+
+@pytest.fixture
+def migrator(transactional_db: None) -> Iterator[Migrator]:
+    """A Migrator; afterwards the whole schema is back at the leaf nodes, since going back also
+    unapplied every later migration that depends on the target (other apps' too)."""
+    steps = Migrator()
+    yield steps
+    steps.executor.loader.build_graph()
+    steps.executor.migrate(steps.executor.loader.graph.leaf_nodes())

@@ -101,21 +101,44 @@ def indexed_words(memory_id: int) -> set[str]:
     return found
 
 
+# What every child script starts with: Django set up on the site's settings, not yet connected.
+CHILD_HEAD = r"""
+import json, os, sys, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
+django.setup()
+from django.db import connection
+"""
+
+_CHILD_WAIT = r"""
+op, barrier, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+connection.ensure_connection()  # connect before the barrier: only the writes race
+print("ready", flush=True)
+while not os.path.exists(barrier):
+    time.sleep(0.001)
+"""
+
+
+def racing_child(imports: str, act: str) -> str:
+    """A child script for ``run_together``: ``imports``, then connect and wait for the barrier,
+    then ``act`` (which reads ``op`` and ``payload`` and prints its JSON answer last)."""
+    return CHILD_HEAD + imports.strip("\n") + "\n" + _CHILD_WAIT + act.lstrip("\n")
+
+
+def spawn(argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """A real process in the repository's root with ``env``, its output piped as text."""
+    return subprocess.Popen(
+        argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
 def run_together(
     child: str, op: str, payloads: list, *, env: dict[str, str], barrier: Path
 ) -> list[dict]:
     """One process per payload running ``child`` (a script that prints "ready" once connected,
     waits for ``barrier`` to exist, then prints its JSON answer last), all released at once."""
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", child, op, str(barrier), json.dumps(p)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for p in payloads
+        spawn([sys.executable, "-c", child, op, str(barrier), json.dumps(p)], env) for p in payloads
     ]
     try:
         for proc in procs:  # every child is connected and waiting

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from ledger_helpers import REPO, child_env, children_database_url
+from ledger_helpers import CHILD_HEAD, child_env, children_database_url, spawn
 
 
 @dataclass
@@ -54,12 +54,9 @@ def shared_ledger_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Sha
 
 # A child: Django set up and connected, then one JSON line per trial, each written once the
 # trial's barrier file exists. ``act(me, k)`` is the script's own; argv: barriers, me, trials.
-CHILD = r"""
-import json, os, sys, time
-import django
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
-django.setup()
-from django.db import connection
+CHILD = (
+    CHILD_HEAD
+    + r"""
 from qualify import decisions, outcomes
 
 barriers, me, trials = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -71,6 +68,7 @@ for k in range(trials):
         time.sleep(0.001)
     print(json.dumps(act(me, k)), flush=True)
 """
+)
 
 
 @dataclass
@@ -99,14 +97,7 @@ def racers(
     barriers.mkdir()
     script = CHILD.replace("{setup}", setup)
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", script, str(barriers), str(me), str(trials)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        spawn([sys.executable, "-c", script, str(barriers), str(me), str(trials)], env)
         for me in range(n)
     ]
     try:

@@ -2,8 +2,6 @@
 facts written before it the word (both directions, on each database's own index)."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from memory import selectors
 from memory import services as memory
@@ -28,19 +26,16 @@ def test_a_fact_about_go_is_recalled_by_the_word(settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migration_0015_adds_go_to_old_facts_and_takes_it_back(settings):
+def test_migration_0015_adds_go_to_old_facts_and_takes_it_back(settings, migrator):
     settings.KARANI_MEMORY = "basic"
     go = memory.remember(text="I want to keep writing Go or Rust").id
     gone = memory.remember(text="Go services at Initech")
     memory.forget(id=gone.id, reason="test")
     other = memory.remember(text="Good pay and a short commute").id
-    executor = MigrationExecutor(connection)
-
-    executor.migrate(BEFORE)
+    migrator.to(BEFORE)
     before = dict(Memory.all_objects.values_list("id", "terms"))
     found_before = _found("Go rust")
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
+    migrator.to(AFTER)
 
     assert before[go] == "writing rust" and before[gone.id] == "services initech"
     assert found_before == [go]  # found by "rust" alone
@@ -48,7 +43,3 @@ def test_migration_0015_adds_go_to_old_facts_and_takes_it_back(settings):
     assert terms[go] == "writing go rust"
     assert terms[gone.id] == "go services initech" and terms[other] == before[other]
     assert _found("Go") == [go]  # the live fact only, through the database's own index
-    # Going back to 0014 also unapplied every later migration that depends on 0015 (qualify's
-    # 0005 on): later tests need the whole schema back.
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -13,27 +13,27 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from ledger_helpers import KARANI, REPO, child_env, children_database_url, run_together
+from ledger_helpers import (
+    CHILD_HEAD,
+    KARANI,
+    child_env,
+    children_database_url,
+    racing_child,
+    run_together,
+    spawn,
+)
 
 from memory import selectors, services
 from memory.models import Memory
 
 N = 8
 
-CHILD = r"""
-import json, os, sys, time
-import django
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
-django.setup()
-from django.db import connection
+CHILD = racing_child(
+    r"""
 from memory import services
 from memory.errors import FactAlreadyDeleted, MemoryInputError
-
-op, barrier, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-connection.ensure_connection()  # connect before the barrier: only the writes race
-print("ready", flush=True)
-while not os.path.exists(barrier):
-    time.sleep(0.001)
+""",
+    r"""
 try:
     if op == "remember":
         out = services.remember(**payload).to_dict()
@@ -44,7 +44,8 @@ try:
     print(json.dumps(out))
 except (FactAlreadyDeleted, MemoryInputError) as exc:
     print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
-"""
+""",
+)
 
 
 def _run_together(op: str, payloads: list, env: dict[str, str], tmp_path: Path) -> list[dict]:
@@ -190,11 +191,9 @@ def test_it_lets_one_of_n_concurrent_corrections_win_on_sqlite(sqlite_children, 
     assert {r["error"] for r in results if "error" in r} == {"FactAlreadyDeleted"}
 
 
-HOLDER = r"""
-import os, sys, time
-import django
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
-django.setup()
+HOLDER = (
+    CHILD_HEAD
+    + r"""
 from django.db import transaction
 from memory import services
 
@@ -204,6 +203,7 @@ with transaction.atomic():
     time.sleep(float(sys.argv[2]))  # the new fact's row and index entry stay uncommitted
 print("committed", flush=True)
 """
+)
 
 
 @pytest.mark.postgres
@@ -212,14 +212,7 @@ def test_it_never_makes_a_writer_of_another_fact_wait(pg_children):
     # No global write lock: while one process holds an uncommitted new fact, another
     # process's new fact (and a touch of a third) goes through at once.
     services.remember(text="Acme answers within a week")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, "Globex pays in euros", "12"],
-        cwd=REPO,
-        env=pg_children,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    holder = spawn([sys.executable, "-c", HOLDER, "Globex pays in euros", "12"], pg_children)
     try:
         assert holder.stdout.readline().strip() == "holding", holder.stderr.read()
         started = time.monotonic()

@@ -5,7 +5,7 @@ fact are written, and every loser answers with the winner."""
 from pathlib import Path
 
 import pytest
-from ledger_helpers import child_env, children_database_url, run_together
+from ledger_helpers import child_env, children_database_url, racing_child, run_together
 
 from memory.models import Memory
 from qualify.models import Outcome, Posting, Qualification
@@ -13,24 +13,15 @@ from qualify.models import Outcome, Posting, Qualification
 N = 8
 URL = "https://jobs.example.com/race/1"
 
-CHILD = r"""
-import json, os, sys, time
-import django
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "karani_site.settings")
-django.setup()
-from django.db import connection
-from qualify import decisions, outcomes
-
-op, barrier, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-connection.ensure_connection()  # connect before the barrier: only the writes race
-print("ready", flush=True)
-while not os.path.exists(barrier):
-    time.sleep(0.001)
+CHILD = racing_child(
+    "from qualify import decisions, outcomes",
+    r"""
 if op == "decision":
     print(json.dumps(decisions.record_decision(**payload).to_dict()))
 else:
     print(json.dumps(outcomes.record_outcome(**payload).to_dict()))
-"""
+""",
+)
 
 
 def _run_together(op: str, payload: dict, tmp_path: Path) -> list[dict]:

@@ -3,10 +3,9 @@ database's one-live-verdict constraint decides, so every posting ends with exact
 verdict and one verdict fact; the loser skips the posting instead of failing."""
 
 import json
-import subprocess
 
 import pytest
-from ledger_helpers import KARANI, REPO, child_env, children_database_url
+from ledger_helpers import KARANI, child_env, children_database_url, spawn
 from qualify_fakes import Slow, make_posting
 
 from memory import services as memory
@@ -29,17 +28,7 @@ def test_it_leaves_one_live_verdict_per_posting_when_batches_race(fake_llm, prof
         KARANI_LLM_TIMEOUT="30",
     )
 
-    procs = [
-        subprocess.Popen(
-            [str(KARANI), "qualify", "--json"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(N_PROCESSES)
-    ]
+    procs = [spawn([str(KARANI), "qualify", "--json"], env) for _ in range(N_PROCESSES)]
     summaries = []
     for proc in procs:
         out, err = proc.communicate(timeout=300)

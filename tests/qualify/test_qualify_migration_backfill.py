@@ -2,18 +2,14 @@
 decision-fact rows, older rows are "not randomised", and company keys become NFC."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("qualify", "0001_initial")]
 AFTER = [("qualify", "0002_holdout_attribution_replay")]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_backfills_decision_facts_from_recorded_fact_ids():
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
+def test_it_backfills_decision_facts_from_recorded_fact_ids(migrator):
+    old = migrator.to(BEFORE)
     Company = old.get_model("qualify", "Company")
     Posting = old.get_model("qualify", "Posting")
     Qualification = old.get_model("qualify", "Qualification")
@@ -36,10 +32,7 @@ def test_it_backfills_decision_facts_from_recorded_fact_ids():
             )
         )
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    new = executor.loader.project_state(AFTER).apps
+    new = migrator.to(AFTER)
     DecisionFact = new.get_model("qualify", "DecisionFact")
     NewQualification = new.get_model("qualify", "Qualification")
     NewCompany = new.get_model("qualify", "Company")
@@ -48,5 +41,3 @@ def test_it_backfills_decision_facts_from_recorded_fact_ids():
     assert pairs == [(rows[0].pk, 7), (rows[0].pk, 9), (rows[2].pk, 9), (rows[3].pk, 3)]
     assert set(NewQualification._default_manager.values_list("arm", flat=True)) == {"none"}
     assert NewCompany._default_manager.get().name_key == "z\u00fcrich labs"
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())  # leave the schema as found

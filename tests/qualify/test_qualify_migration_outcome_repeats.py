@@ -3,18 +3,14 @@ soft-deleted (the first kept) before the one-live-outcome-per-stage-and-note con
 migration never fails on existing rows, and the funnel's counts do not change."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("qualify", "0003_posting_external_id_fact_why")]
 AFTER = [("qualify", "0004_outcome_one_live_per_stage_note")]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_keeps_the_first_of_each_repeated_outcome():
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
+def test_it_keeps_the_first_of_each_repeated_outcome(migrator):
+    old = migrator.to(BEFORE)
     Company = old.get_model("qualify", "Company")
     Posting = old.get_model("qualify", "Posting")
     Outcome = old.get_model("qualify", "Outcome")
@@ -31,13 +27,8 @@ def test_it_keeps_the_first_of_each_repeated_outcome():
         ]
     ]
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    NewOutcome = executor.loader.project_state(AFTER).apps.get_model("qualify", "Outcome")
+    NewOutcome = migrator.to(AFTER).get_model("qualify", "Outcome")
 
     live = NewOutcome._default_manager.filter(deleted_at__isnull=True)
     assert sorted(live.values_list("pk", flat=True)) == [made[0].pk, made[2].pk, made[3].pk]
     assert NewOutcome._default_manager.count() == 5  # soft-deleted, never removed
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())  # leave the schema as found

@@ -3,8 +3,6 @@ the live verdict fact whose ref names it; a replaced verdict, and a twin whose f
 deduplicated into another's, stay unlinked (a repeat links the twin later)."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from memory import services as memory
 
@@ -19,10 +17,8 @@ def _verdict_fact(text: str, ref: str) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_links_each_live_verdict_to_the_fact_its_ref_names():
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
+def test_it_links_each_live_verdict_to_the_fact_its_ref_names(migrator):
+    old = migrator.to(BEFORE)
     Company = old.get_model("qualify", "Company")
     Posting = old.get_model("qualify", "Posting")
     Qualification = old.get_model("qualify", "Qualification")
@@ -43,12 +39,7 @@ def test_it_links_each_live_verdict_to_the_fact_its_ref_names():
     assert _verdict_fact("Rejected SRE at Acme, fit 40", f"qualification:{twin.pk}") == fact
     _verdict_fact("Rejected DBA at Acme, fit 40", f"qualification:{replaced.pk}")
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    New = executor.loader.project_state(AFTER).apps.get_model("qualify", "Qualification")
+    New = migrator.to(AFTER).get_model("qualify", "Qualification")
 
     links = dict(New._default_manager.values_list("pk", "verdict_fact_id"))
     assert links == {linked.pk: fact, twin.pk: None, replaced.pk: None}
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())  # leave the schema as found
