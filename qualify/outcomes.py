@@ -48,10 +48,7 @@ class Recorded:
     def to_dict(self) -> dict[str, Any]:
         o = self.outcome
         return {
-            "id": o.pk,
-            "created": self.created,
-            "external_id": o.posting.external_id,
-            "posting_id": o.posting_id,
+            **writer.answer_head(o, created=self.created),
             "stage": o.stage,
             "note": o.note,
             "occurred_at": o.occurred_at.isoformat(),

@@ -19,9 +19,27 @@ from memory import services as memory
 from memory.errors import FactAlreadyDeleted
 from memory.text import company_key
 from qualify import verdict_fact
-from qualify.models import Company, DecisionFact, FactPart, Posting, Profile, Qualification
+from qualify.models import (
+    Company,
+    DecisionFact,
+    FactPart,
+    Outcome,
+    Posting,
+    Profile,
+    Qualification,
+)
 
 log = logging.getLogger("karani.qualify")
+
+
+def answer_head(event: Qualification | Outcome, *, created: bool) -> dict[str, Any]:
+    """The fields every recorded posting event answers with first (a decision, an outcome)."""
+    return {
+        "id": event.pk,
+        "created": created,
+        "external_id": event.posting.external_id,
+        "posting_id": event.posting_id,
+    }
 
 
 @dataclass(frozen=True)
@@ -37,10 +55,7 @@ class Decided:
     def to_dict(self) -> dict[str, Any]:
         q = self.qualification
         return {
-            "id": q.pk,
-            "created": self.created,
-            "external_id": q.posting.external_id,
-            "posting_id": q.posting_id,
+            **answer_head(q, created=self.created),
             "verdict": q.verdict,
             "fit_score": q.fit_score,
             "prompt_version": q.prompt_version,
