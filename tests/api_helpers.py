@@ -43,6 +43,13 @@ def client_with(token: str | None) -> APIClient:
     return client
 
 
+def json_client(token: str | None) -> APIClient:
+    """``client_with(token)`` sending its bodies as JSON unless told otherwise."""
+    client = client_with(token)
+    client.default_format = "json"
+    return client
+
+
 def user_with_perm(username: str, perm: str) -> str:
     """A token for a user holding one model permission directly (no writers group)."""
     token = token_for(username)
@@ -53,6 +60,20 @@ def user_with_perm(username: str, perm: str) -> str:
     )
     assert not user.groups.filter(name=WRITERS_GROUP).exists()
     return token
+
+
+def decision_body(**overrides: object) -> dict:
+    """A valid `POST /api/decisions` body (Northwind's Senior SRE, rejected at 35); ``overrides``
+    replace or add fields."""
+    body = {
+        "external_id": "https://jobs.example.com/northwind/sre-7",
+        "company": "Northwind",
+        "title": "Senior SRE",
+        "verdict": "rejected",
+        "fit_score": 35,
+        "prompt_version": "pipeline-v1",
+    }
+    return {**body, **overrides}
 
 
 def error_of(response) -> dict:

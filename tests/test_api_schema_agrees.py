@@ -9,7 +9,7 @@ import re
 
 import pytest
 import schemathesis
-from api_helpers import client_with, error_of, token_for
+from api_helpers import error_of, json_client, token_for
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
@@ -41,9 +41,7 @@ DECISION = {
 @pytest.fixture
 def writer(settings):
     settings.KARANI_MEMORY = "basic"
-    client = client_with(token_for("agree", writer=True))
-    client.default_format = "json"
-    return client
+    return json_client(token_for("agree", writer=True))
 
 
 @pytest.fixture(scope="module")

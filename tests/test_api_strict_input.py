@@ -5,7 +5,7 @@ converted, and every moment in every answer is written in UTC ending in Z."""
 import re
 
 import pytest
-from api_helpers import client_with, error_of, token_for
+from api_helpers import error_of, json_client, token_for
 from ledger_helpers import counts
 
 from memory import services
@@ -27,9 +27,7 @@ DECISION = {
 @pytest.fixture
 def writer(settings):
     settings.KARANI_MEMORY = "basic"
-    client = client_with(token_for("strict", writer=True))
-    client.default_format = "json"
-    return client
+    return json_client(token_for("strict", writer=True))
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 from io import StringIO
 
 import pytest
-from api_helpers import client_with, error_of, token_for
+from api_helpers import client_with, decision_body, error_of, token_for
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -123,37 +123,24 @@ def test_the_memories_api_refuses_it(writer, text):
     assert Memory.all_objects.count() == 0
 
 
-def _decision(**fields) -> dict:
-    body = {
-        "external_id": "https://jobs.example.com/northwind/sre-7",
-        "company": "Northwind",
-        "title": "Senior SRE",
-        "verdict": "rejected",
-        "fit_score": 35,
-        "prompt_version": "pipeline-v1",
-        "reasons": "weekly pager",
-    }
-    return {**body, **fields}
+def _assert_decision_refused(writer, **field: str) -> None:
+    body = decision_body(reasons="weekly pager", **field)
+    response = writer.post("/api/decisions", body, format="json")
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "secret_refused"
+    assert list(error["fields"]) == list(field)
+    assert Posting.objects.count() == 0
 
 
 @pytest.mark.parametrize("text", [t for _, t in ENCODED], ids=IDS)
 def test_the_decisions_api_refuses_it_in_a_description(writer, text):
-    response = writer.post("/api/decisions", _decision(description=text), format="json")
-    assert response.status_code == 400
-    error = error_of(response)
-    assert error["code"] == "secret_refused"
-    assert list(error["fields"]) == ["description"]
-    assert Posting.objects.count() == 0
+    _assert_decision_refused(writer, description=text)
 
 
 @pytest.mark.parametrize("url", [u for _, u in URLS], ids=URL_IDS)
 def test_the_decisions_api_refuses_it_in_a_url(writer, url):
-    response = writer.post("/api/decisions", _decision(url=url), format="json")
-    assert response.status_code == 400
-    error = error_of(response)
-    assert error["code"] == "secret_refused"
-    assert list(error["fields"]) == ["url"]
-    assert Posting.objects.count() == 0
+    _assert_decision_refused(writer, url=url)
 
 
 def _secrets_json() -> tuple[dict, int]:

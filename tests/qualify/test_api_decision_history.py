@@ -4,7 +4,7 @@ pipeline that restarts can tell which postings it already judged and under which
 from urllib.parse import urlencode
 
 import pytest
-from api_helpers import client_with, error_of, token_for
+from api_helpers import client_with, decision_body, error_of, token_for
 from ledger_helpers import counts
 
 from memory import services as memory
@@ -14,16 +14,7 @@ URL = "https://jobs.example.com/northwind/sre-7"
 
 
 def decide(client, **overrides):
-    body = {
-        "external_id": URL,
-        "company": "Northwind",
-        "title": "Senior SRE",
-        "verdict": "rejected",
-        "fit_score": 35,
-        "prompt_version": "pipeline-v1",
-        "reasons": "weekly pager",
-        **overrides,
-    }
+    body = decision_body(**{"reasons": "weekly pager", **overrides})
     response = client.post("/api/decisions", body, format="json")
     assert response.status_code in (200, 201), response.content
     return response.json()
@@ -130,13 +121,4 @@ def test_reading_counts_against_the_recall_rate_and_recording_against_the_write_
 
 
 def decide_status(client, **overrides) -> int:
-    body = {
-        "external_id": URL,
-        "company": "Northwind",
-        "title": "Senior SRE",
-        "verdict": "rejected",
-        "fit_score": 35,
-        "prompt_version": "pipeline-v1",
-        **overrides,
-    }
-    return client.post("/api/decisions", body, format="json").status_code
+    return client.post("/api/decisions", decision_body(**overrides), format="json").status_code

@@ -3,7 +3,7 @@ id), the decision event with the facts it was given, and one verdict fact are wr
 repeat writes nothing; a new prompt version is a new decision that the funnel counts."""
 
 import pytest
-from api_helpers import client_with, error_of, token_for, user_with_perm
+from api_helpers import client_with, decision_body, error_of, token_for, user_with_perm
 from django.db import connection
 from ledger_helpers import counts
 
@@ -27,17 +27,7 @@ def facts(db):
 
 
 def decision(**overrides):
-    body = {
-        "external_id": URL,
-        "company": "Northwind",
-        "title": "Senior SRE",
-        "role_category": "sre",
-        "verdict": "rejected",
-        "fit_score": 35,
-        "prompt_version": "pipeline-v1",
-        "reasons": "weekly pager",
-    }
-    return {**body, **overrides}
+    return decision_body(**{"role_category": "sre", "reasons": "weekly pager", **overrides})
 
 
 def verdict_facts() -> list[Memory]:

@@ -4,7 +4,7 @@ says which it is; and twin postings (same company, title, verdict and score) sha
 fact that re-judging one of them does not take from the other."""
 
 import pytest
-from api_helpers import error_of
+from api_helpers import decision_body, error_of
 from ledger_helpers import counts
 
 from memory.models import Memory
@@ -18,15 +18,7 @@ pytestmark = pytest.mark.usefixtures("fresh_salt")
 
 
 def decision(**overrides):
-    body = {
-        "external_id": "ats-1",
-        "company": "Northwind",
-        "title": "Senior SRE",
-        "verdict": "rejected",
-        "fit_score": 35,
-        "prompt_version": "pipeline-v1",
-    }
-    return {**body, **overrides}
+    return decision_body(**{"external_id": "ats-1", **overrides})
 
 
 def _written():

@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from api_helpers import client_with, error_of, token_for, user_with_perm
+from api_helpers import error_of, json_client, token_for, user_with_perm
 from django.core.management import call_command
 from ledger_helpers import counts
 
@@ -33,12 +33,6 @@ def writer(writer):
     }
     assert writer.post("/api/decisions", body, format="json").status_code == 201
     return writer
-
-
-def json_client(token: str):
-    client = client_with(token)
-    client.default_format = "json"
-    return client
 
 
 def test_it_records_the_stage_and_its_fact_once(writer):
