@@ -67,12 +67,24 @@ def render(part: StandingPart) -> str:
 
 
 def rank(
-    found: list[selectors.RecalledFact], score_of: Callable[[selectors.RecalledFact], float]
+    found: list[selectors.RecalledFact],
+    score_of: Callable[[selectors.RecalledFact], float],
+    budget: int | None = None,
 ) -> list[selectors.RecalledFact]:
     """Best first: a hard constraint before a soft preference (qualify.constraint), then the
     posting's score for the fact, then the shorter (more of them fit), then the newest
-    (``found`` is newest first, and sorting keeps that order among equals)."""
+    (``found`` is newest first, and sorting keeps that order among equals). When all of them
+    fit ``budget``, the posting's score alone orders them, and nothing is parsed."""
+    if fits_whole(found, budget):
+        return sorted(found, key=lambda f: -score_of(f))
     return sorted(found, key=lambda f: (not constraint.is_hard(f.text), -score_of(f), len(f.text)))
+
+
+def fits_whole(facts: list[Any], budget: int | None = None) -> bool:
+    """Whether the part shows every one of ``facts`` within ``budget`` characters."""
+    budget = settings.KARANI_STANDING_BUDGET if budget is None else budget
+    used = len(HEADER) + 1 + len(INSTRUCTION)
+    return used + sum(len(line(f)) + 1 for f in facts) <= budget
 
 
 def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:
@@ -81,10 +93,9 @@ def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:
     budget = settings.KARANI_STANDING_BUDGET if budget is None else budget
     if not ranked:
         return StandingPart(facts=[], omitted=0, budget=budget)
-    used = len(HEADER) + 1 + len(INSTRUCTION)
-    everything = used + sum(len(line(f)) + 1 for f in ranked)
-    if everything <= budget:
+    if fits_whole(ranked, budget):
         return StandingPart(facts=list(ranked), omitted=0, budget=budget)
+    used = len(HEADER) + 1 + len(INSTRUCTION)
     # Room for the "left out" line, kept whenever not every preference can be shown.
     reserve = len(omitted_line(len(ranked))) + 1
     shown = []

@@ -254,3 +254,16 @@ def test_a_negation_or_a_number_makes_a_hard_constraint(text, hard):
 def test_a_preference_calling_itself_a_dealbreaker_is_a_hard_constraint():
     assert constraint.is_hard("A heavy SRE pager is my dealbreaker")
     assert not constraint.is_hard("A heavy SRE pager is my favourite")
+
+
+@pytest.mark.django_db
+def test_when_every_preference_fits_none_is_parsed(settings):
+    settings.KARANI_MEMORY = "basic"
+    memory.remember(text="I will never take contract work", kind="preference")
+    constraint.is_hard.cache_clear()
+
+    selection = context.select(POSTING)
+
+    # The order cannot change what is shown, so a small ledger never loads spaCy for it.
+    assert len(selection.standing) == 1 and selection.standing_omitted == 0
+    assert constraint.is_hard.cache_info().misses == 0
