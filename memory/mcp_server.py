@@ -98,20 +98,6 @@ def recall(
     return call("recall", selectors.recall, query=query, company=company, limit=limit)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
     """Why ``arguments`` do not fit the tool's input schema as written: an argument it does
     not take (a typo must not drop a value), or a value of another JSON type ("50" for a
@@ -125,8 +111,8 @@ def _refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
     for arg, value in arguments.items():
         prop = properties[arg]
         allowed = {t.get("type") for t in prop.get("anyOf", [prop])} - {None}
-        found = _json_type(value)
-        if allowed and found not in allowed and not (found == "integer" and "number" in allowed):
+        if allowed and not validation.fits_json_type(value, allowed):
+            found = validation.json_type(value)
             return f"{arg}: must be {' or '.join(sorted(allowed))}, not {found}"
     return None
 

@@ -1,5 +1,6 @@
 """Checks every write and read runs first: each ``clean_*`` normalises or raises, naming it."""
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -204,3 +205,24 @@ def validate_fact(
         ref=ref_clean,
         fact_key=textmod.fact_key(text=clean, kind=kind, company_key=key),
     )
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, as JSON Schema names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def fits_json_type(value: Any, allowed: Collection[str]) -> bool:
+    """Whether ``value``'s JSON type is one of ``allowed``; an integer is a number too."""
+    found = json_type(value)
+    return found in allowed or (found == "integer" and "number" in allowed)

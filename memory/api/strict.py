@@ -10,20 +10,7 @@ from django.http import QueryDict
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-
-def json_type(value: Any) -> str:
-    """The JSON type of a decoded value, as JSON Schema names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+from memory.validation import fits_json_type, json_type
 
 
 def _expects(field: serializers.Field) -> str | None:
@@ -43,11 +30,6 @@ def _expects(field: serializers.Field) -> str | None:
     return None
 
 
-def _accepts(expected: str, value: Any) -> bool:
-    found = json_type(value)
-    return found == expected or (expected == "number" and found == "integer")
-
-
 def article_of(name: str) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
@@ -58,12 +40,12 @@ def _type_error(field: serializers.Field, value: Any) -> str | None:
     expected = _expects(field)
     if value is None or expected is None:
         return None
-    if not _accepts(expected, value):
+    if not fits_json_type(value, {expected}):
         return f"must be {article_of(expected)}, not {article_of(json_type(value))}"
     child = getattr(field, "child", None)
     if isinstance(field, serializers.ListField) and child is not None:
         inner = _expects(child)
-        if inner is not None and not all(_accepts(inner, item) for item in value):
+        if inner is not None and not all(fits_json_type(item, {inner}) for item in value):
             return f"must be an array of {inner}s"
     return None
 
