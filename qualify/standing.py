@@ -19,6 +19,8 @@ INSTRUCTION = (
     "replaces what it corrects."
 )
 LIST_COMMAND = "karani list --kind preference --global"
+# The characters the part's header and instruction take, before any preference.
+OPENING_CHARS = len(HEADER) + 1 + len(INSTRUCTION)
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,7 @@ def rank(
 def fits_whole(facts: list[Any], budget: int | None = None) -> bool:
     """Whether the part shows every one of ``facts`` within ``budget`` characters."""
     budget = settings.KARANI_STANDING_BUDGET if budget is None else budget
-    used = len(HEADER) + 1 + len(INSTRUCTION)
-    return used + sum(len(line(f)) + 1 for f in facts) <= budget
+    return OPENING_CHARS + sum(len(line(f)) + 1 for f in facts) <= budget
 
 
 def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:
@@ -95,7 +96,7 @@ def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:
         return StandingPart(facts=[], omitted=0, budget=budget)
     if fits_whole(ranked, budget):
         return StandingPart(facts=list(ranked), omitted=0, budget=budget)
-    used = len(HEADER) + 1 + len(INSTRUCTION)
+    used = OPENING_CHARS
     # Room for the "left out" line, kept whenever not every preference can be shown.
     reserve = len(omitted_line(len(ranked))) + 1
     shown = []
