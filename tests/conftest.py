@@ -144,6 +144,12 @@ class Migrator:
         self.executor.migrate(targets)
         return self.executor.loader.project_state(targets).apps
 
+    def managers(self, targets: list[tuple[str, str]], *models: str) -> list["Manager"]:  # noqa: F821
+        """Migrate to ``targets`` and return each named historical model's manager
+        (``"qualify.Posting"``): what a spec creates its old rows and reads its new ones with."""
+        apps = self.to(targets)
+        return [apps.get_model(model)._default_manager for model in models]
+
 
 @pytest.fixture
 def migrator(transactional_db: None) -> Iterator[Migrator]:

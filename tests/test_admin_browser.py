@@ -6,6 +6,7 @@ a laptop and fails in CI, where scripts/test installs it first.
 """
 
 import pytest
+from admin_helpers import sign_in
 from django.contrib.auth import get_user_model
 
 from memory import services
@@ -36,10 +37,7 @@ def test_it_logs_in_finds_a_fact_corrects_it_and_sees_the_chain(
     ).memory
     services.remember(text="Avoids agencies")
 
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/memory/memory/")
-    browser.find_element(By.NAME, "username").send_keys(curator)
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    sign_in(browser, live_server.url, curator, PASSWORD, then="/admin/memory/memory/")
     wait.until(ec.presence_of_element_located((By.ID, "searchbar")))
 
     browser.find_element(By.ID, "searchbar").send_keys("lisbon\n")

@@ -9,7 +9,7 @@ import re
 
 import pytest
 import schemathesis
-from api_helpers import error_of, json_client, token_for
+from api_helpers import decision_body, error_of, json_client, token_for
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
@@ -28,14 +28,6 @@ from schemathesis.specs.openapi.checks import (
 from memory import services
 
 pytestmark = pytest.mark.django_db
-DECISION = {
-    "external_id": "https://jobs.example.com/acme/sre-9",
-    "company": "Acme",
-    "title": "SRE",
-    "verdict": "qualified",
-    "fit_score": 70,
-    "prompt_version": "agree-v1",
-}
 
 
 @pytest.fixture
@@ -126,7 +118,7 @@ def test_every_request_body_is_closed_and_every_error_status_documented(spec):
     ],
 )
 def test_a_fields_form_is_in_the_schema_and_the_server_agrees(writer, spec, field, value, taken):
-    answer = writer.post("/api/decisions", {**DECISION, field: value})
+    answer = writer.post("/api/decisions", decision_body(**{field: value}))
     assert (answer.status_code == 201) == taken, answer.content
     schema = spec["components"]["schemas"]["DecisionRequest"]["properties"][field]
     branches = schema.get("oneOf", [schema])

@@ -5,7 +5,7 @@ converted, and every moment in every answer is written in UTC ending in Z."""
 import re
 
 import pytest
-from api_helpers import error_of, json_client, token_for
+from api_helpers import decision_body, error_of, json_client, token_for
 from ledger_helpers import counts
 
 from memory import services
@@ -14,14 +14,7 @@ from qualify.models import Outcome, Qualification
 pytestmark = pytest.mark.django_db
 
 URL = "https://jobs.example.com/acme/sre-7"
-DECISION = {
-    "external_id": URL,
-    "company": "Acme",
-    "title": "SRE",
-    "verdict": "qualified",
-    "fit_score": 70,
-    "prompt_version": "strict-v1",
-}
+DECISION = decision_body(external_id=URL, company="Acme", title="SRE")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from admin_helpers import sign_in
 from django.db import connection
 from ledger_helpers import child_env, karani
 
@@ -119,18 +120,6 @@ def test_static_files_are_served_without_debug_or_insecure(server, request):
         assert len(body) > 1000, path
 
 
-def _login(browser, url: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    browser.get(f"{url}/admin/login/")
-    browser.find_element(By.NAME, "username").send_keys("curator")
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    # A navigation issued before the login's redirect lands would race it.
-    WebDriverWait(browser, 20).until(lambda b: "/admin/login/" not in b.current_url)
-
-
 def test_the_home_page_says_what_karani_is_and_links_everything(browser, runserver, tmp_path):
     from selenium.webdriver.common.by import By
 
@@ -150,7 +139,7 @@ def test_the_home_page_says_what_karani_is_and_links_everything(browser, runserv
     assert "karani.sqlite3" not in body
     assert browser.save_screenshot(str(tmp_path / "home.png"))
 
-    _login(browser, runserver)
+    sign_in(browser, runserver, "curator", PASSWORD)
     browser.get(f"{runserver}/")
     assert "2 live facts" in browser.find_element(By.TAG_NAME, "body").text
 
@@ -160,7 +149,7 @@ def test_the_admin_is_styled_titled_karani_and_fits_1400_pixels(browser, runserv
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    _login(browser, runserver)
+    sign_in(browser, runserver, "curator", PASSWORD)
     WebDriverWait(browser, 20).until(ec.url_to_be(f"{runserver}/admin/"))
     assert "karani" in browser.title and "Django" not in browser.title
     header = browser.find_element(By.ID, "site-name").text

@@ -6,6 +6,7 @@ them the test skips on a laptop and fails in CI.
 """
 
 import pytest
+from admin_helpers import sign_in
 from django.contrib.auth import get_user_model
 from qualify_fakes import make_posting
 
@@ -17,12 +18,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "funnel-viewer-2026"
 
 
-def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, tmp_path):
+@pytest.fixture
+def viewer() -> str:
+    return get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD).username
+
+
+def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, viewer, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD)
     posting = make_posting()
     q = Qualification.objects.create(
         posting=posting, verdict="qualified", fit_score=81, prompt_version="qualify-v2-memory"
@@ -30,10 +35,7 @@ def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, 
     services.record_outcome(posting_id=posting.pk, stage="applied")
     wait = WebDriverWait(browser, 20)
 
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
-    browser.find_element(By.NAME, "username").send_keys("viewer")
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    sign_in(browser, live_server.url, viewer, PASSWORD)
     wait.until(ec.presence_of_element_located((By.LINK_TEXT, "Funnel chart"))).click()
 
     chart = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#funnel-chart svg")))
@@ -50,7 +52,7 @@ def test_it_reaches_the_funnel_chart_from_the_admin_index(browser, live_server, 
 
 
 def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
-    browser, live_server, tmp_path
+    browser, live_server, viewer, tmp_path
 ):
     """The arm in words, no latency where none was measured, each fact a link to its page, and
     the memory block aligned with the other fields (looked at in a screenshot)."""
@@ -61,7 +63,6 @@ def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
     from memory import services as memory
     from qualify.decisions import record_decision
 
-    get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD)
     fact = memory.remember(text="Northwind's on-call is weekly", company="Northwind").memory
     decided = record_decision(
         external_id="https://jobs.example.com/api-1",
@@ -73,11 +74,7 @@ def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
         facts=[{"id": fact.pk, "why": "the company's on-call"}],
     )
     wait = WebDriverWait(browser, 20)
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
-    browser.find_element(By.NAME, "username").send_keys("viewer")
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    wait.until(ec.presence_of_element_located((By.ID, "content")))
+    sign_in(browser, live_server.url, viewer, PASSWORD)
     browser.get(f"{live_server.url}/admin/qualify/qualification/{decided.qualification.pk}/change/")
     wait.until(ec.presence_of_element_located((By.ID, "content")))
     block = browser.find_element(By.CSS_SELECTOR, ".field-memory_block .readonly")
@@ -101,7 +98,9 @@ def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
     )
 
 
-def test_a_decisions_standing_part_leads_to_the_standing_page(browser, live_server, settings):
+def test_a_decisions_standing_part_leads_to_the_standing_page(
+    browser, live_server, viewer, settings
+):
     """Both parts on a decision's page, and from it the standing part as the model sees it,
     with the budget used and what it leaves out."""
     from selenium.webdriver.common.by import By
@@ -115,7 +114,6 @@ def test_a_decisions_standing_part_leads_to_the_standing_page(browser, live_serv
     pref = memory.remember(text="A heavy SRE pager is my dealbreaker", kind="preference").id
     for i in range(12):
         memory.remember(text=f"I like quiet desks, number {i}", kind="preference")
-    get_user_model().objects.create_superuser("viewer", "v@example.org", PASSWORD)
     q = Qualification.objects.create(
         posting=make_posting(),
         verdict="rejected",
@@ -127,10 +125,13 @@ def test_a_decisions_standing_part_leads_to_the_standing_page(browser, live_serv
     )
     wait = WebDriverWait(browser, 20)
 
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/qualify/qualification/{q.pk}/change/")
-    browser.find_element(By.NAME, "username").send_keys("viewer")
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    sign_in(
+        browser,
+        live_server.url,
+        viewer,
+        PASSWORD,
+        then=f"/admin/qualify/qualification/{q.pk}/change/",
+    )
     wait.until(ec.presence_of_element_located((By.LINK_TEXT, "the standing part now"))).click()
 
     part = wait.until(ec.presence_of_element_located((By.ID, "standing-part"))).text

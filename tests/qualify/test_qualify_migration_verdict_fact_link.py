@@ -18,15 +18,14 @@ def _verdict_fact(text: str, ref: str) -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_links_each_live_verdict_to_the_fact_its_ref_names(migrator):
-    old = migrator.to(BEFORE)
-    Company = old.get_model("qualify", "Company")
-    Posting = old.get_model("qualify", "Posting")
-    Qualification = old.get_model("qualify", "Qualification")
-    company = Company._default_manager.create(name="Acme", name_key="acme")
+    companies, postings, qualifications = migrator.managers(
+        BEFORE, "qualify.Company", "qualify.Posting", "qualify.Qualification"
+    )
+    company = companies.create(name="Acme", name_key="acme")
 
     def verdict(title: str, **extra):
-        posting = Posting._default_manager.create(company=company, title=title)
-        return Qualification._default_manager.create(
+        posting = postings.create(company=company, title=title)
+        return qualifications.create(
             posting=posting, verdict="rejected", fit_score=40, prompt_version="v1", **extra
         )
 
@@ -39,7 +38,7 @@ def test_it_links_each_live_verdict_to_the_fact_its_ref_names(migrator):
     assert _verdict_fact("Rejected SRE at Acme, fit 40", f"qualification:{twin.pk}") == fact
     _verdict_fact("Rejected DBA at Acme, fit 40", f"qualification:{replaced.pk}")
 
-    New = migrator.to(AFTER).get_model("qualify", "Qualification")
+    (qualifications,) = migrator.managers(AFTER, "qualify.Qualification")
 
-    links = dict(New._default_manager.values_list("pk", "verdict_fact_id"))
+    links = dict(qualifications.values_list("pk", "verdict_fact_id"))
     assert links == {linked.pk: fact, twin.pk: None, replaced.pk: None}
