@@ -74,8 +74,72 @@ def model_reading(text: str, readings: list["Reading"]) -> str | None:
         return None
     if len(readings) < 3:  # a tag-as-space reading was not needed
         return None
+    if _read_as_spaced(text):
+        return None
     model = plain(text)
     return None if _words(model) in {_words(r.text) for r in readings} else model
+
+
+# Tags html-text reads as a space or a line break between the words around them, keeping the
+# text's order: inline and block formatting. Others it may drop whole (embedded content,
+# scripts), move (table parts, head elements) or read otherwise.
+_INLINE_TAGS = frozenset((
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins",
+    "kbd", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "tt", "u",
+    "var",
+))  # fmt: skip
+_BLOCK_TAGS = frozenset((
+    "article", "aside", "blockquote", "dd", "div", "dl", "dt", "footer", "h1", "h2", "h3", "h4",
+    "h5", "h6", "header", "li", "main", "nav", "ol", "p", "pre", "section", "ul",
+))  # fmt: skip
+_VOID_TAGS = frozenset(("br", "hr"))
+# The parser closes these by itself when one opens inside another (or a block inside "p").
+_NOT_NESTED = frozenset(("a", "dd", "dt", "h1", "h2", "h3", "h4", "h5", "h6", "li", "p"))
+_PLAIN_TAG = re.compile(
+    r"<(/?)([A-Za-z][A-Za-z0-9]*)"
+    r"(?:\s+[\w:-]+(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'<>=`]+))?)*\s*(/?)>"
+)
+# What either reader decodes its own way, and the marker _read_as_spaced puts for a tag.
+_NOT_PLAIN = re.compile(r"[&%\\\x00]")
+# html-text writes no space before a chunk opening with one of these, nor after "(".
+_GLUED = re.compile(r"""[,:;.!?"()][\s\x00]*\x00|\x00[\s\x00]*[,:;.!?"()]""")
+
+
+def _read_as_spaced(text: str) -> bool:
+    """Whether html-text reads ``text`` as its tag-as-space reading, word for word: every
+    ``<`` opens a formatting tag, tags nest as written (the parser neither drops a stray
+    closing tag nor closes one by itself), no tag stands against punctuation html-text glues
+    to its neighbour, and no entity, escape or percent sign is there for either to read
+    differently. Lets a screen skip html-text's parse (tests/test_reading_spaced.py)."""
+    if _NOT_PLAIN.search(text):
+        return False
+    tags = _PLAIN_TAG.findall(text)
+    if len(tags) != text.count("<") or not _nested(tags):
+        return False
+    return not _GLUED.search(_PLAIN_TAG.sub("\x00", text))
+
+
+def _nested(tags: list[tuple[str, str, str]]) -> bool:
+    open_: list[str] = []
+    for closing, name, self_closing in tags:
+        name = name.lower()
+        if name in _VOID_TAGS:
+            if closing:
+                return False
+            continue
+        inline = name in _INLINE_TAGS
+        if self_closing or not (inline or name in _BLOCK_TAGS):
+            return False
+        if closing:
+            if not open_ or open_.pop() != name:
+                return False
+            continue
+        if name in _NOT_NESTED and name in open_:
+            return False
+        if not inline and any(o in _INLINE_TAGS or o == "p" for o in open_):
+            return False
+        open_.append(name)
+    return True
 
 
 def _substitute(

@@ -72,7 +72,10 @@ def _scanner() -> "Scanner":
 
 
 def scanner() -> "Scanner":
-    # Compiling (or loading) the catalogue takes a second or more: one thread does it once.
+    # Compiling (or loading) the catalogue takes a second or more: one thread does it once;
+    # once built, it is read without the lock.
+    if _scanner.cache_info().currsize:
+        return _scanner()
     with _lock:
         return _scanner()
 
@@ -94,8 +97,10 @@ def _may_hold_token(text: str) -> bool:
 
 def scan(text: str) -> list[Span]:
     """Each provider credential in ``text`` (visible findings only), by character offset."""
-    if not _may_hold_token(text):
-        return []
+    return _scanned(text) if _may_hold_token(text) else []
+
+
+def _scanned(text: str) -> list[Span]:
     data = text.encode("utf-8")
     spans = []
     for finding in scanner().scan(data):
@@ -123,13 +128,13 @@ def scan_many(texts: list[str]) -> list[list[Span]]:
     found: list[list[Span]] = [[] for _ in texts]
     if len(worth) < 2:
         for i in worth:
-            found[i] = scan(texts[i])
+            found[i] = _scanned(texts[i])
         return found
     starts, offset = [], 0
     for i in worth:
         starts.append(offset)
         offset += len(texts[i]) + len(_SEPARATOR)
-    for span in scan(_SEPARATOR.join(texts[i] for i in worth)):
+    for span in _scanned(_SEPARATOR.join(texts[i] for i in worth)):
         at = bisect_right(starts, span.start) - 1
         start = span.start - starts[at]
         if span.end - starts[at] <= len(texts[worth[at]]):  # a finding across texts is none
