@@ -57,41 +57,6 @@ def _shipped() -> dict:
     }
 
 
-def _setup(*, ledger: str, collection: str) -> None:
-    """semantic_env.setup, migrating only the memory app: the bench needs nothing else, and
-    another app's migration in progress must not stop it."""
-    import tempfile
-
-    data_dir = Path(tempfile.gettempdir()) / "karani-recall-eval"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    if ledger == "postgres":
-        import psycopg
-
-        with psycopg.connect(f"{semantic_env.PG_BASE}/postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{semantic_env.LEDGER_DB}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{semantic_env.LEDGER_DB}"')
-        os.environ["DATABASE_URL"] = f"{semantic_env.PG_BASE}/{semantic_env.LEDGER_DB}"
-    else:
-        db = data_dir / f"{collection}.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
-        os.environ["DATABASE_URL"] = f"sqlite:///{db}"
-    semantic_env._ensure_database(semantic_env.VECTOR_DB, vector=True)
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="karani_site.settings",
-        KARANI_MEMORY="mem0",
-        KARANI_DATA_DIR=str(data_dir),
-        KARANI_VECTOR_DSN=f"{semantic_env.PG_BASE}/{semantic_env.VECTOR_DB}",
-        KARANI_VECTOR_COLLECTION=collection,
-    )
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", "memory", verbosity=0)
-
-
 def _load(data) -> dict[str, int]:
     """Import the facts in basic mode, index them in one reindex; dataset key -> ledger id."""
     from django.conf import settings
@@ -290,7 +255,14 @@ def _score(evidence: set[int], ranked: list[int]) -> dict[str, float]:
 def run(name: str, args: argparse.Namespace) -> None:
     from bench.support import recall_eval_data as rd
 
-    _setup(ledger=args.ledger, collection=f"recall_eval_{name}")
+    # Only the memory app is migrated: the bench needs nothing else, and another app's
+    # migration in progress must not stop it.
+    semantic_env.setup(
+        ledger=args.ledger,
+        collection=f"recall_eval_{name}",
+        data_dir="karani-recall-eval",
+        apps=("memory",),
+    )
     from memory import text as textmod
     from memory.models import Memory
 

@@ -176,60 +176,27 @@ def _key(company: str | None) -> str | None:
     return None if company is None else textmod.company_key(company)
 
 
+def _fields() -> list:
+    from memory.models import Memory
+
+    return list(Memory._meta.concrete_fields)
+
+
 def memory_row(mid: int, clean, created_at, last_seen_at, tokens) -> tuple:
-    """A memories row in MEMORY_COLUMNS order, as the service would insert it."""
-    return (
-        mid,
-        clean.text,
-        clean.kind,
-        clean.company,
-        clean.company_key,
-        clean.source,
-        clean.fit_score,
-        clean.ref,
-        clean.fact_key,
-        created_at,
-        last_seen_at,
-        1,
-        "",
-        None,
-        "",
-        "",
-        None,
-        None,
-        None,
-        " ".join(tokens),
-    )
+    """A memories row in _fields() order, built as the service builds a new fact's row
+    (memory.ledger.new_row; import_facts writes with no actor)."""
+    from memory.ledger import new_row
 
-
-MEMORY_COLUMNS = (
-    "id",
-    "text",
-    "kind",
-    "company",
-    "company_key",
-    "source",
-    "fit_score",
-    "ref",
-    "fact_key",
-    "created_at",
-    "last_seen_at",
-    "seen_count",
-    "created_by",
-    "deleted_at",
-    "delete_reason",
-    "deleted_by",
-    "supersedes_id",
-    "vector_id",
-    "indexed_at",
-    "terms",
-)
+    row = new_row(clean, actor="", now=last_seen_at, created_at=created_at)
+    row.pk, row.terms = mid, " ".join(tokens)
+    return tuple(getattr(row, f.attname) for f in _fields())
 
 
 def _bulk_load(n: int) -> None:
     from django.db import connection, transaction
 
     rows = _cached_chunk(n)
+    columns = ", ".join(f.column for f in _fields())
     with transaction.atomic(), connection.cursor() as cur:
         cur.execute("SELECT COALESCE(MAX(id), 0) FROM memories")
         base = cur.fetchone()[0]
@@ -239,17 +206,15 @@ def _bulk_load(n: int) -> None:
         ]
         if connection.vendor == "postgresql":
             raw = cur.cursor
-            with raw.copy(f"COPY memories ({', '.join(MEMORY_COLUMNS)}) FROM STDIN") as cp:
+            with raw.copy(f"COPY memories ({columns}) FROM STDIN") as cp:
                 for r in mems:
                     cp.write_row(r)
             cur.execute(
                 "SELECT setval(pg_get_serial_sequence('memories', 'id'), %s)", [base + len(rows)]
             )
         else:
-            ph = ", ".join(["%s"] * len(MEMORY_COLUMNS))
-            cur.executemany(
-                f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) VALUES ({ph})", mems
-            )
+            ph = ", ".join(["%s"] * len(_fields()))
+            cur.executemany(f"INSERT INTO memories ({columns}) VALUES ({ph})", mems)
 
 
 def grow_to(target: int, *, log=print) -> None:
@@ -292,16 +257,17 @@ def check_loader_matches_service() -> None:
     from django.db import connection
 
     rows = _cached_chunk(0)
+    columns = [f.column for f in _fields()]
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE id <= %s ORDER BY id",
+            f"SELECT {', '.join(columns)} FROM memories WHERE id <= %s ORDER BY id",
             [len(rows)],
         )
         stored = cur.fetchall()
-    by_key = {r[8]: r for r in stored}
+    by_key = {r[columns.index("fact_key")]: r for r in stored}
     for clean, created, seen, tokens in rows:
         got = by_key[clean.fact_key]
-        want = memory_row(got[0], clean, created, seen, tokens)
+        want = memory_row(got[columns.index("id")], clean, created, seen, tokens)
         # Compare through str(): SQLite hands timestamps back as text, Postgres as datetimes.
         if [_norm(v) for v in got] != [_norm(v) for v in want]:
             raise SystemExit(f"bulk loader row differs from the service's:\n{got}\n{want}")

@@ -28,9 +28,17 @@ def _ensure_database(name: str, *, vector: bool) -> None:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
 
 
-def setup(*, ledger: str, collection: str, fresh_ledger: bool = True) -> None:
-    """Django on the bench ledger in mem0 mode, the index in its own collection."""
-    data_dir = Path(tempfile.gettempdir()) / "karani-semantic-bench"
+def setup(
+    *,
+    ledger: str,
+    collection: str,
+    fresh_ledger: bool = True,
+    data_dir: str = "karani-semantic-bench",
+    apps: tuple[str, ...] = (),
+) -> None:
+    """Django on the bench ledger in mem0 mode, the index in its own collection; ``data_dir``
+    names the bench's directory under the temp dir, ``apps`` limits the migration to them."""
+    data_dir = Path(tempfile.gettempdir()) / data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     if ledger == "postgres":
         import psycopg
@@ -59,7 +67,7 @@ def setup(*, ledger: str, collection: str, fresh_ledger: bool = True) -> None:
     django.setup()
     from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
+    call_command("migrate", *apps, verbosity=0)
 
 
 def pct(values: list[float], p: float) -> float:
