@@ -76,6 +76,19 @@ def decision_body(**overrides: object) -> dict:
     return {**body, **overrides}
 
 
+def fuzzing(examples: int) -> "hypothesis.settings":  # noqa: F821
+    """hypothesis' settings for a schemathesis spec: ``examples`` cases, no deadline, and no
+    complaint about the function-scoped ledger fixture or a slow request."""
+    # Imported here: only the fuzzing specs load hypothesis.
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
 def error_of(response) -> dict:
     """The one error shape; fails loudly when a response does not use it."""
     assert response["Content-Type"].startswith("application/json"), response.content[:200]

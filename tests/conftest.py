@@ -129,6 +129,26 @@ def migrated_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
+@pytest.fixture
+def through_wsgi(db: None, settings: "SettingsWrapper") -> Iterator[None]:  # noqa: F821
+    """What the schemathesis specs drive: Django's real WSGI handler, no throttling, a clean
+    cache."""
+    from django.core.cache import cache
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    # Like Django's test client, keep the handler from closing the test's connection (and its
+    # transaction) after each request.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    # Throttling would turn the fuzzing into a stream of 429s; it has its own test.
+    settings.KARANI_API_RECALL_RATE = settings.KARANI_API_WRITE_RATE = "off"
+    cache.clear()
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
 class Migrator:
     """Moves the test database to a migration state; what a data-migration spec steps through."""
 

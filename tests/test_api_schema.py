@@ -4,15 +4,10 @@ contradicts it."""
 
 import pytest
 import schemathesis
-from api_helpers import token_for
+from api_helpers import fuzzing, token_for
 from django.contrib.staticfiles import finders
-from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import call_command
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
-from django.test import override_settings
-from hypothesis import HealthCheck, settings
 from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -51,26 +46,15 @@ def test_it_serves_the_docs_ui_without_a_cdn():
 
 
 @pytest.fixture
-def fuzz_ledger(db) -> str:
-    """A writer's token, a small ledger, no throttling, and connections left alone."""
-    # Requests go through Django's real WSGI handler. Like Django's test client, keep it
-    # from closing the test's connection (and its transaction) after each request.
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    # Throttling would turn the fuzzing into a stream of 429s; it has its own test.
-    throttles_off = override_settings(KARANI_API_RECALL_RATE="off", KARANI_API_WRITE_RATE="off")
-    throttles_off.enable()
-    cache.clear()
+def fuzz_ledger(through_wsgi) -> str:
+    """A writer's token and a small ledger."""
     services.import_facts(
         records=[
             (n, {"text": f"Fact {n}: prefers remote work", "company": company})
             for n, company in enumerate(["Northwind", None, "Acme", None, "Initech"], 1)
         ]
     )
-    yield token_for("fuzzer", writer=True)
-    throttles_off.disable()
-    request_started.connect(close_old_connections)
-    request_finished.connect(close_old_connections)
+    return token_for("fuzzer", writer=True)
 
 
 # Loaded at collection from the app itself (no server, no database needed for the schema).
@@ -80,11 +64,7 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler())
 
 
 @schema.parametrize()
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzzing(40)
 def test_it_honours_its_own_schema(case, fuzz_ledger):
     # What the API promises: never a 5xx, and every answer (status, content type, headers,
     # body) is one the schema documents. Not the acceptance/rejection checks: meaning-level

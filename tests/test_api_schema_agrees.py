@@ -9,12 +9,8 @@ import re
 
 import pytest
 import schemathesis
-from api_helpers import decision_body, error_of, json_client, token_for
-from django.core.cache import cache
+from api_helpers import decision_body, error_of, fuzzing, json_client, token_for
 from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
-from hypothesis import HealthCheck, settings
 from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
@@ -132,16 +128,10 @@ def test_a_fields_form_is_in_the_schema_and_the_server_agrees(writer, spec, fiel
 
 
 @pytest.fixture
-def negative_ledger(db, settings) -> str:
+def negative_ledger(through_wsgi, settings) -> str:
     settings.KARANI_MEMORY = "basic"
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    settings.KARANI_API_RECALL_RATE = settings.KARANI_API_WRITE_RATE = "off"
-    cache.clear()
     services.remember(text="Prefers remote SRE work", company="Acme")
-    yield token_for("refuser", writer=True)
-    request_started.connect(close_old_connections)
-    request_finished.connect(close_old_connections)
+    return token_for("refuser", writer=True)
 
 
 negative = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler())
@@ -150,11 +140,7 @@ negative.config.generation.update(modes=[GenerationMode.NEGATIVE], deterministic
 
 
 @negative.parametrize()
-@settings(
-    max_examples=15,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzzing(15)
 def test_every_request_the_schema_forbids_is_refused(case, negative_ledger):
     case.call_and_validate(
         headers={"Authorization": f"Token {negative_ledger}"},

@@ -4,12 +4,8 @@ repeated decisions run on real rows. No 5xx; every answer matches the schema."""
 
 import pytest
 import schemathesis
-from api_helpers import token_for
-from django.core.cache import cache
+from api_helpers import fuzzing, token_for
 from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
-from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -24,12 +20,8 @@ KNOWN = "https://jobs.example.com/fuzz/known"
 
 
 @pytest.fixture
-def pipeline_ledger(db, monkeypatch, settings) -> str:
+def pipeline_ledger(through_wsgi, settings) -> str:
     settings.KARANI_MEMORY = "basic"
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    settings.KARANI_API_RECALL_RATE = settings.KARANI_API_WRITE_RATE = "off"
-    cache.clear()
     for n, company in enumerate(["Northwind", None, "Acme"], 1):
         services.remember(text=f"Fact {n}: prefers remote SRE work", company=company)
     decisions.record_decision(
@@ -40,9 +32,7 @@ def pipeline_ledger(db, monkeypatch, settings) -> str:
         fit_score=70,
         prompt_version="fuzz-v1",
     )
-    yield token_for("qualify-fuzzer", writer=True)
-    request_started.connect(close_old_connections)
-    request_finished.connect(close_old_connections)
+    return token_for("qualify-fuzzer", writer=True)
 
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler()).include(
@@ -51,11 +41,7 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler()).include(
 
 
 @schema.parametrize()
-@settings(
-    max_examples=80,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzzing(80)
 def test_qualify_endpoints_honour_their_schema(case, pipeline_ledger):
     body = case.body if isinstance(case.body, dict) else None
     if body is not None and isinstance(body.get("external_id"), str) and len(body) % 2:
