@@ -7,6 +7,7 @@ them the test skips on a laptop and fails in CI.
 
 import pytest
 from admin_helpers import sign_in
+from api_helpers import decision_body
 from django.contrib.auth import get_user_model
 from qualify_fakes import make_posting
 
@@ -64,14 +65,9 @@ def test_a_decision_recorded_through_the_api_reads_as_words_and_links(
     from qualify.decisions import record_decision
 
     fact = memory.remember(text="Northwind's on-call is weekly", company="Northwind").memory
+    # What POST /api/decisions hands the writer: Northwind's Senior SRE, rejected at 35.
     decided = record_decision(
-        external_id="https://jobs.example.com/api-1",
-        company="Northwind",
-        title="Senior SRE",
-        verdict="rejected",
-        fit_score=35,
-        prompt_version="pipeline-v1",
-        facts=[{"id": fact.pk, "why": "the company's on-call"}],
+        **decision_body(facts=[{"id": fact.pk, "why": "the company's on-call"}])
     )
     wait = WebDriverWait(browser, 20)
     sign_in(browser, live_server.url, viewer, PASSWORD)
