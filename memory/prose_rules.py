@@ -286,15 +286,22 @@ def _basic_auth(text: str) -> Iterator[Span]:
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
+
+def _any_of(*words: str) -> re.Pattern[str]:
+    """One search for any of ``words`` in a lower-cased text: a regular expression of plain
+    words scans once, where a substring test per word scans once per word."""
+    return re.compile("|".join(map(re.escape, words)))
+
+
 # Each rule runs only on text holding one of its trigger words (lowercased): most facts hold
-# none, and a substring test costs far less than a regular expression's scan.
-_KEYWORD_TRIGGERS = (
+# none, and a search for plain words costs far less than the rule's own scan.
+_KEYWORD_TRIGGERS = _any_of(
     "passw", "passc", "passph", "pass:", "pass=", "pass ", "pw ", "pw:", "pw=", "pwd",
     "pin ", "pin:", "pin=", "pin-", "pin_", "pincode", "kennwort", "zugangscode", "mot de passe",
     "mdp", "code d'acc", "contrase", "clave", "secret", "api ", "api_", "api-", "apikey", "clé",
     "access", "auth_", "auth ", "auth-", "authtoken", "token", "cred",
 )  # fmt: skip
-_PAIR_TRIGGERS = (
+_PAIR_TRIGGERS = _any_of(
     "log", "user", "account", "benutzer", "konto", "zugang", "identifiant", "utilisateur",
     "compte", "connexion", "usuario", "cuenta", "acceso", "cred",
 )  # fmt: skip
@@ -302,26 +309,21 @@ _IN_CONTEXT_TRIGGERS = (
     "secret", "token", "passw", "api", "access", "private", "webhook", "credential", "bearer",
     "auth ", "auths ",
 )  # fmt: skip
-_SHAPES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
-    ("Curl Credentials", _CURL, ("curl",)),
-    ("Bearer Token", _BEARER, ("bearer",)),
-    ("Connection String Password", _URI, ("://",)),
-    ("Private Key", _PRIVATE_KEY, ("-----begin",)),
-    ("AWS Access Key", _AWS_KEY_ID, ("akia", "asia", "abia", "acca", "a3t")),
-    ("GitHub Token", _SPLIT_GITHUB, ("_ ",)),
-    ("API Key", _SK_KEY, ("sk-",)),
-    ("Webhook URL", _WEBHOOK, ("discord", "webhook", "googleapis")),
-    ("Mailgun Key", _MAILGUN, ("key-",)),
-    (
-        "Token In Context",
-        _IN_CONTEXT,
-        _IN_CONTEXT_TRIGGERS,
-    ),
+_SHAPES: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
+    (kind, pattern, _any_of(*triggers))
+    for kind, pattern, triggers in [
+        ("Curl Credentials", _CURL, ("curl",)),
+        ("Bearer Token", _BEARER, ("bearer",)),
+        ("Connection String Password", _URI, ("://",)),
+        ("Private Key", _PRIVATE_KEY, ("-----begin",)),
+        ("AWS Access Key", _AWS_KEY_ID, ("akia", "asia", "abia", "acca", "a3t")),
+        ("GitHub Token", _SPLIT_GITHUB, ("_ ",)),
+        ("API Key", _SK_KEY, ("sk-",)),
+        ("Webhook URL", _WEBHOOK, ("discord", "webhook", "googleapis")),
+        ("Mailgun Key", _MAILGUN, ("key-",)),
+        ("Token In Context", _IN_CONTEXT, _IN_CONTEXT_TRIGGERS),
+    ]
 ]
-
-
-def _triggered(lowered: str, triggers: tuple[str, ...]) -> bool:
-    return any(map(lowered.__contains__, triggers))
 
 
 def _ascii_lowered(text: str, lowered: str) -> str | None:
@@ -333,14 +335,14 @@ def find(text: str) -> list[Span]:
     """Every span karani's own rules flag in ``text`` (already folded to ASCII look-alikes)."""
     lowered = text.lower()
     spans: list[Span] = []
-    if _triggered(lowered, _KEYWORD_TRIGGERS):
+    if _KEYWORD_TRIGGERS.search(lowered):
         spans += _assigned(text, _ascii_lowered(text, lowered))
-    if "/" in text and _triggered(lowered, _PAIR_TRIGGERS):
+    if "/" in text and _PAIR_TRIGGERS.search(lowered):
         spans += _pairs(text)
     if "basic" in lowered:
         spans += _basic_auth(text)
     for kind, pattern, triggers in _SHAPES:
-        if not _triggered(lowered, triggers):
+        if not triggers.search(lowered):
             continue
         if pattern is _URI and "@" not in text:  # most links carry no user; this one needs it
             continue

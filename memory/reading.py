@@ -102,15 +102,16 @@ _PLAIN_TAG = re.compile(
 # What either reader decodes its own way, and the marker _read_as_spaced puts for a tag.
 _NOT_PLAIN = re.compile(r"[&%\\\x00]")
 # html-text writes no space before a chunk opening with one of these, nor after "(".
-_GLUED = re.compile(r"""[,:;.!?"()][\s\x00]*\x00|\x00[\s\x00]*[,:;.!?"()]""")
+_GLUED = re.compile(r"""\([\s\x00]*\x00|\x00[\s\x00]*[,:;.!?")]""")
 
 
 def _read_as_spaced(text: str) -> bool:
     """Whether html-text reads ``text`` as its tag-as-space reading, word for word: every
     ``<`` opens a formatting tag, tags nest as written (the parser neither drops a stray
-    closing tag nor closes one by itself), no tag stands against punctuation html-text glues
-    to its neighbour, and no entity, escape or percent sign is there for either to read
-    differently. Lets a screen skip html-text's parse (tests/test_reading_spaced.py)."""
+    closing tag nor closes one by itself), no tag stands before punctuation (or after a
+    bracket) that html-text glues to its neighbour, and no entity, escape or percent sign is
+    there for either to read differently. Lets a screen skip html-text's parse
+    (tests/test_reading_spaced.py)."""
     if _NOT_PLAIN.search(text):
         return False
     tags = _PLAIN_TAG.findall(text)
