@@ -98,22 +98,20 @@ _STRONG = re.compile(
     re.IGNORECASE,
 )
 # "login: jdoe / Sunshine99", "Acceso al portal: jgarcia / X", "usuario: x / contraseña: y".
-_PAIR = re.compile(
+_PAIR = _Rule(
     r"(?<![\w-])(?:log[ -]?in|user(?:name)?|account|benutzer(?:name)?|konto|zugang(?:sdaten)?"
     r"|identifiant|utilisateur|compte|connexion|usuario|cuenta|acceso|cred(?:ential)?s"
     r"|identifiants|credenciales)(?![\w-])"
     r"[^\n/]{0,40}?[\s:=]\s*(?P<user>[\w.@+-]{2,64})\s*/\s*"
     rf"(?:(?:{_KEYWORDS})\s*[:=]?\s*)?(?P<value>[^\s/]{{4,}})",
-    re.IGNORECASE,
 )
-_CURL = re.compile(
+_CURL = _Rule(
     r"\bcurl\b[^\n]*?\s(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']*:(?P<value>[^\s\"']+)",
-    re.IGNORECASE,
 )
 _BASIC = re.compile(r"\bbasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])", re.IGNORECASE)
-_BEARER = re.compile(r"\bbearer\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", re.IGNORECASE)
+_BEARER = _Rule(r"\bbearer\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)")
 # scheme://user:password@host, any scheme (the scanner knows a fixed list) and an empty user.
-_URI = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:(?P<value>[^\s@/]+)@", re.IGNORECASE)
+_URI = _Rule(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:(?P<value>[^\s@/]+)@")
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----(?:\s*[A-Za-z0-9+/=]+)*")
 # An AWS key id alone: the scanner reports one only beside its secret.
 _AWS_KEY_ID = re.compile(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b")
@@ -123,11 +121,10 @@ _SPLIT_GITHUB = re.compile(r"\bgh[pousr]_\s+[A-Za-z0-9]{36}\b")
 _SK_KEY = re.compile(r"\bsk-(?:(?:proj|ant|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,})\b")
 # A hex or base64 run is a credential only when a credential word stands just before it
 # ("webhook secret da39…"); a commit SHA, a digest or an id with no such word is not.
-_IN_CONTEXT = re.compile(
+_IN_CONTEXT = _Rule(
     r"(?<![\w-])(?:secret|token|password|passwort|api[ _-]?key|access[ _-]?key|secret[ _-]?key"
     r"|private[ _-]?key|webhook|credential|bearer|auth)s?(?![\w-])(?:\s+[\w-]+){0,2}?\s+"
     r"(?P<value>(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])[A-Za-z0-9+/_-]{20,}=*)",
-    re.IGNORECASE,
 )
 # A value looks like a credential when it has a digit, a symbol or a lower-to-upper hump;
 # "their secret is teamwork" and "secret: they prefer Go over Rust" are ordinary sentences.
@@ -151,10 +148,9 @@ _MEETING_LINE = re.compile(
     r"|besprechungs-?id|id de (?:la )?r[eé]union",
     re.IGNORECASE,
 )
-_WEBHOOK = re.compile(
+_WEBHOOK = _Rule(
     r"https://(?:(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}"
     r"|[\w-]+\.webhook\.office\.com/webhookb2/\S+|chat\.googleapis\.com/v1/spaces/\S+token=\S+)",
-    re.IGNORECASE,
 )
 _MAILGUN = re.compile(r"\b(?:pub)?key-[a-f0-9]{32}\b")
 SECRET_KEYWORD = "Secret Keyword"
@@ -267,8 +263,8 @@ def _named_credential(
     return bool(_CREDENTIAL_SHAPE.search(value)) or quoted
 
 
-def _pairs(text: str) -> Iterator[Span]:
-    for match in _PAIR.finditer(text):
+def _pairs(text: str, lowered: str | None) -> Iterator[Span]:
+    for match in _PAIR.finditer(text, lowered):
         value, start, end = _value(text, match)
         if _password_like(value) and not _redacted(value):
             yield Span("User Password Pair", start, end)
@@ -309,7 +305,7 @@ _IN_CONTEXT_TRIGGERS = (
     "secret", "token", "passw", "api", "access", "private", "webhook", "credential", "bearer",
     "auth ", "auths ",
 )  # fmt: skip
-_SHAPES: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
+_SHAPES: list[tuple[str, "_Rule | re.Pattern[str]", re.Pattern[str]]] = [
     (kind, pattern, _any_of(*triggers))
     for kind, pattern, triggers in [
         ("Curl Credentials", _CURL, ("curl",)),
@@ -334,27 +330,30 @@ def _ascii_lowered(text: str, lowered: str) -> str | None:
 def find(text: str) -> list[Span]:
     """Every span karani's own rules flag in ``text`` (already folded to ASCII look-alikes)."""
     lowered = text.lower()
+    fast = _ascii_lowered(text, lowered)
     spans: list[Span] = []
     if _KEYWORD_TRIGGERS.search(lowered):
-        spans += _assigned(text, _ascii_lowered(text, lowered))
+        spans += _assigned(text, fast)
     if "/" in text and _PAIR_TRIGGERS.search(lowered):
-        spans += _pairs(text)
+        spans += _pairs(text, fast)
     if "basic" in lowered:
         spans += _basic_auth(text)
-    for kind, pattern, triggers in _SHAPES:
+    for kind, rule, triggers in _SHAPES:
         if not triggers.search(lowered):
             continue
-        if pattern is _URI and "@" not in text:  # most links carry no user; this one needs it
+        if rule is _URI and "@" not in text:  # most links carry no user; this one needs it
             continue
-        for match in pattern.finditer(text):
-            if "value" in pattern.groupindex:
-                value = match.group("value")
-                # An id in context is still an id: "auth request 123e4567-e89b-…".
-                uuid = kind == "Token In Context" and _UUID.fullmatch(value)
-                if not _redacted(value) and not uuid:
-                    spans.append(Span(kind, match.start("value"), match.end("value")))
-            else:
+        matches = rule.finditer(text, fast) if isinstance(rule, _Rule) else rule.finditer(text)
+        for match in matches:
+            if "value" not in match.re.groupindex:
                 spans.append(Span(kind, match.start(), match.end()))
+                continue
+            start, end = match.span("value")
+            value = text[start:end]
+            # An id in context is still an id: "auth request 123e4567-e89b-…".
+            uuid = kind == "Token In Context" and _UUID.fullmatch(value)
+            if not _redacted(value) and not uuid:
+                spans.append(Span(kind, start, end))
     return spans
 
 
