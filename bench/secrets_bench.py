@@ -56,16 +56,18 @@ _ENCODINGS: list[tuple[str, Callable[[str], str]]] = [
 ]
 
 
-def _encoded(texts: list[str]) -> list[str]:
-    """Each text once per encoding, its longest token-like run split by it."""
+def _encoded(texts: list[str], ways: tuple[str, ...] = ()) -> list[str]:
+    """Each text once per encoding (those named in ``ways``, or all), its longest token-like
+    run split by it."""
     out = []
     for text in texts:
         run = max(_RUN.finditer(text), key=lambda m: len(m.group()), default=None)
         if run is None:
             continue
         middle = (run.start() + run.end()) // 2
-        for _, encode in _ENCODINGS:
-            out.append(text[:middle] + encode(text[middle]) + text[middle + 1 :])
+        for name, encode in _ENCODINGS:
+            if not ways or name in ways:
+                out.append(text[:middle] + encode(text[middle]) + text[middle + 1 :])
     return out
 
 
@@ -89,6 +91,8 @@ def _sets(paths: list[str]) -> list[tuple[str, bool, list[str]]]:
         ("credentials in job-search prose (en/de/fr/es)", True, _jsonl(LABELLED / "prose.jsonl")),
         ("karani tests' credentials", True, [text for text, _ in cases.CREDENTIALS]),
         ("providers' tokens behind an encoding (5 ways)", True, _encoded(providers)),
+        # The one way read through html-text as well; docs/security.md says why.
+        ("of which: split by empty markup", True, _encoded(providers, ("empty markup",))),
         ("benign job-search lines (ids, hashes, links)", False, benign),
         ("benign lines as sent (escaped, in markup, URL-quoted)", False, _as_sent(benign)),
         ("karani tests' ordinary sentences", False, list(cases.ORDINARY)),
@@ -104,20 +108,23 @@ def _sets(paths: list[str]) -> list[tuple[str, bool, list[str]]]:
 
 
 def _measure(
-    screen: Callable[[str], list[str]], texts: list[str], passes: int = 3
-) -> tuple[int, list[float]]:
-    """Facts refused, and each fact's fastest time over ``passes`` passes: on a shared
-    machine a slower pass measures the other work, not the screen."""
-    best = [float("inf")] * len(texts)
-    refused = 0
+    screens: list[Callable[[str], list[str]]], texts: list[str], passes: int = 5
+) -> list[tuple[int, list[float]]]:
+    """Per screen: facts refused, and each fact's fastest time over ``passes`` passes. The
+    screens take turns on each fact, so a shared machine's load falls on both alike; a
+    slower pass measures the other work, not the screen."""
+    best = [[float("inf")] * len(texts) for _ in screens]
+    refused = [0] * len(screens)
     for _ in range(passes):
-        refused = 0
+        refused = [0] * len(screens)
         for index, text in enumerate(texts):
-            start = time.perf_counter()
-            found = screen(text)
-            best[index] = min(best[index], (time.perf_counter() - start) * 1000)
-            refused += bool(found)
-    return refused, best
+            for which, screen in enumerate(screens):
+                start = time.perf_counter()
+                found = screen(text)
+                elapsed = (time.perf_counter() - start) * 1000
+                best[which][index] = min(best[which][index], elapsed)
+                refused[which] += bool(found)
+    return list(zip(refused, best, strict=True))
 
 
 def _p95(values: list[float]) -> float:
@@ -141,15 +148,14 @@ def table(paths: list[str]) -> None:
     for name, credential, texts in _sets(paths):
         row = [name, str(len(texts))]
         timing = []
-        for screen in screens.values():
-            refused, times = _measure(screen, texts)
+        for refused, times in _measure(list(screens.values()), texts):
             share = f"{refused / len(texts):.2f}" if credential else f"{refused}"
             row.append(share)
             mean, median = statistics.fmean(times), statistics.median(times)
             timing.append(f"{mean:.3f} / {median:.3f} ({_p95(times):.3f})")
         print("| " + " | ".join(row + timing) + " |")
     print("(refused: the share of credentials caught, or the count of benign texts refused;")
-    print(" ms/fact: mean / median (p95) of each fact's fastest of 3 passes)")
+    print(" ms/fact: mean / median (p95) of each fact's fastest of 5 passes, the screens in turn)")
 
 
 _COLD = """
