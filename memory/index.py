@@ -89,6 +89,25 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit] | No
     )
 
 
+def similarities(*, queries: Sequence[str], texts: Sequence[str]) -> Any:
+    """The cosine of each query with each text (a queries x texts float array), both encoded on
+    the query side, whose vectors the encoder keeps per text (so a ledger's standing
+    preferences are encoded once per process); None outside mem0 mode or to fall back."""
+    if modes.current() != modes.MEM0 or not queries or not texts:
+        return None
+    import numpy as np  # mem0 mode only: the memory extra's
+
+    from memory.semantic.encoder import embed_queries
+    from memory.semantic.guard import guarded
+
+    def run(client: Any) -> Any:
+        vectors = np.asarray(embed_queries(client, [*queries, *texts]), dtype=np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors[: len(queries)] @ vectors[len(queries) :].T
+
+    return _safely(lambda: guarded(run), "similarity failed; falling back to keyword")
+
+
 def nearest_many(
     *, queries: Sequence[str], company_key: str | None, limit: int, per_side: bool = False
 ) -> list | None:

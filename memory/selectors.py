@@ -77,6 +77,14 @@ def recall(*, query: str, company: str | None = None, limit: int = DEFAULT_LIMIT
 MAX_QUERIES = 64
 
 
+def _clean_queries(queries: Any) -> list[str]:
+    if not isinstance(queries, list) or not 1 <= len(queries) <= MAX_QUERIES:
+        raise MemoryInputError(
+            f"queries must be a list of 1 to {MAX_QUERIES} texts", field="queries"
+        )
+    return [clean_text(q, what="query") for q in queries]
+
+
 def recall_many(
     *,
     queries: list[str],
@@ -90,11 +98,7 @@ def recall_many(
     mode with the index down) ranks each query as ``recall`` does. With a company and
     ``per_side``, each list holds up to ``limit`` of the company's facts and up to ``limit``
     unscoped ones, so that neither side's candidates crowd out the other's."""
-    if not isinstance(queries, list) or not 1 <= len(queries) <= MAX_QUERIES:
-        raise MemoryInputError(
-            f"queries must be a list of 1 to {MAX_QUERIES} texts", field="queries"
-        )
-    queries = [clean_text(q, what="query") for q in queries]
+    queries = _clean_queries(queries)
     _, company_key = clean_company(company)
     limit = clean_limit(limit)
     mode = modes.current()
@@ -110,6 +114,15 @@ def recall_many(
         queries=queries, company_key=company_key, limit=limit, per_side=per_side
     )
     return _materialise_many(hits), mode == modes.MEM0
+
+
+def similarities(*, queries: list[str], texts: list[str]) -> Any:
+    """The semantic index's cosine of each of ``queries`` with each of ``texts`` (a float array,
+    queries x texts), or None outside semantic mode or with the index down (rank by keywords)."""
+    if not isinstance(texts, list):
+        raise MemoryInputError("texts must be a list of texts", field="texts")
+    cleaned = [clean_text(t, what="text") for t in texts]
+    return index.similarities(queries=_clean_queries(queries), texts=cleaned)
 
 
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:

@@ -293,20 +293,48 @@ def _recall_safely(mode: str, gather_facts: Callable[[], Gathered]) -> Selection
     )
 
 
+def affinity(found: list[selectors.RecalledFact], queries: list[Piece]) -> dict[int, Candidate]:
+    """In semantic mode, each standing preference's score against the posting: how far its
+    cosine with its closest piece stands above its mean cosine with the posting's other pieces
+    (the cosine itself for a one-piece posting), with that piece. A preference close to every
+    sentence (a team or culture wish) says little about this posting; one close to a single
+    sentence ("never contract" beside "paid hourly on a 1099 basis") bears on it. Empty
+    outside semantic mode or with the index down."""
+    cosines = selectors.similarities(
+        queries=[q.query for q in queries], texts=[f.text for f in found]
+    )
+    if cosines is None:
+        return {}
+    best = cosines.argmax(axis=0)
+    top = cosines.max(axis=0)
+    # The mean of the other pieces' cosines; none (0) for a one-piece posting.
+    rest = (cosines.sum(axis=0) - top) / max(len(queries) - 1, 1)
+    return {
+        f.id: Candidate(fact=f, score=float(top[i] - rest[i]), piece=queries[int(best[i])])
+        for i, f in enumerate(found)
+    }
+
+
 def standing(
-    candidates: dict[int, Candidate], *, before: datetime | None = None
+    candidates: dict[int, Candidate],
+    queries: list[Piece] | None = None,
+    *,
+    fallback: bool = False,
+    before: datetime | None = None,
 ) -> tuple[standing_part.StandingPart, set[int]]:
     """The standing part: every live unscoped preference (written before ``before`` if given),
-    ranked (hard constraints first, then the posting's score for it, what recall of the
-    posting's pieces gave it, then the shorter: qualify.standing.rank) and fitted to the
-    budget; and the ids of all of them, shown or not, which the ranked block leaves out."""
+    ranked (hard constraints first, then the posting's score for it, then the shorter:
+    qualify.standing.rank) and fitted to the budget; and the ids of all of them, shown or not,
+    which the ranked block leaves out. The posting's score is ``affinity`` to ``queries`` (the
+    posting's pieces) in semantic mode when they do not all fit, else what recall gave it."""
     found = [f for f in selectors.standing_preferences() if before is None or f.created_at < before]
-    ranked = standing_part.rank(found, lambda f: c.score if (c := candidates.get(f.id)) else 0.0)
+    scored = dict(candidates)
+    if queries and not fallback and not standing_part.fits_whole(found):
+        scored |= affinity(found, queries)
+    ranked = standing_part.rank(found, lambda f: c.score if (c := scored.get(f.id)) else 0.0)
     everywhere = Piece("", "standing", "")
     shown = [
-        _shown(
-            candidates.get(f.id) or Candidate(fact=f, score=0.0, piece=everywhere), standing=True
-        )
+        _shown(scored.get(f.id) or Candidate(fact=f, score=0.0, piece=everywhere), standing=True)
         for f in ranked
     ]
     return standing_part.fit(shown), {f.id for f in found}
@@ -352,7 +380,7 @@ def select(
         found, fallback = gather(subject, queries, before=before)
         if not with_standing:
             return split_shares(found, fact_cap(limit)), fallback, None
-        part, standing_ids = standing(found, before=before)
+        part, standing_ids = standing(found, queries, fallback=fallback, before=before)
         rest = {pk: c for pk, c in found.items() if pk not in standing_ids}
         return split_shares(rest, fact_cap(limit)), fallback, part
 

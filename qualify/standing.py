@@ -7,20 +7,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.urls import NoReverseMatch, reverse
-
 from memory import selectors
 from qualify import constraint
 from qualify.conf import settings
 
-HEADER = "## Standing preferences: the candidate's own criteria, shown in every decision"
+# One line tells the model what these are: every character of it is one the candidate's own
+# words cannot use, so it is the whole message and nothing more.
 INSTRUCTION = (
     "These are the candidate's standing preferences, in their own words; a correction "
     "replaces what it corrects."
 )
+HEADER = f"## {INSTRUCTION}"
 LIST_COMMAND = "karani list --kind preference --global"
-# The characters the part's header and instruction take, before any preference.
-OPENING_CHARS = len(HEADER) + 1 + len(INSTRUCTION)
+# The characters the part's opening line takes, before any preference.
+OPENING_CHARS = len(HEADER)
 
 
 @dataclass(frozen=True)
@@ -36,15 +36,6 @@ class StandingPart:
         return len(self.facts) + self.omitted
 
 
-def where_to_see_all() -> str:
-    """The command, and the admin's list of them when the admin is installed."""
-    try:
-        url = reverse("admin:memory_memory_changelist")
-    except NoReverseMatch:
-        return f"`{LIST_COMMAND}`"
-    return f"`{LIST_COMMAND}` or {url}?company=-&kind__exact=preference&status=live"
-
-
 def line(fact: Any) -> str:
     # Neither id nor reason: the model needs neither to apply a preference (the response and
     # the decision's record carry both), so the budget goes on the candidate's own words.
@@ -52,17 +43,16 @@ def line(fact: Any) -> str:
 
 
 def omitted_line(omitted: int) -> str:
-    return (
-        f"- ({omitted} more standing preferences left out here, bearing least on this "
-        f"posting; all of them: {where_to_see_all()})"
-    )
+    # The command works wherever karani is installed, admin or not; the response carries the
+    # count too (``standing_omitted``).
+    return f"- ({omitted} more left out, bearing least on this posting; all: `{LIST_COMMAND}`)"
 
 
 def render(part: StandingPart) -> str:
     """The part as the model sees it; empty when the candidate has no standing preferences."""
     if part.total == 0:
         return ""
-    lines = [HEADER, INSTRUCTION, *(line(f) for f in part.facts)]
+    lines = [HEADER, *(line(f) for f in part.facts)]
     if part.omitted:
         lines.append(omitted_line(part.omitted))
     return "\n".join(lines)

@@ -132,7 +132,7 @@ def test_a_decisions_standing_part_leads_to_the_standing_page(
 
     part = wait.until(ec.presence_of_element_located((By.ID, "standing-part"))).text
     assert "These are the candidate's standing preferences" in part
-    assert "more standing preferences left out here" in part
+    assert "more left out, bearing least on this posting" in part
     budget = browser.find_element(By.ID, "standing-budget").text
     assert " of 520 characters used" in budget
     assert browser.find_element(By.ID, "standing-left-out").text

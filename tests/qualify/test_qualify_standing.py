@@ -7,6 +7,7 @@ import pytest
 from semantic_support import *  # noqa: F403  (fixtures)
 
 from memory import services as memory
+from memory.errors import MemoryInputError
 from qualify import constraint, context, preparation, prompts, standing
 from qualify.context import Subject
 
@@ -82,9 +83,8 @@ def test_over_budget_it_shows_what_bears_most_and_says_how_many_it_left_out(sett
     assert {visa.id, pager.id} <= shown
     assert selection.standing_omitted == 102 - len(shown) > 0
     block = _shown_text(selection)
-    assert f"({selection.standing_omitted} more standing preferences left out here" in block
+    assert f"- ({selection.standing_omitted} more left out, bearing least on this posting" in block
     assert standing.LIST_COMMAND in block
-    assert "/admin/memory/memory/?company=-&kind__exact=preference&status=live" in block
 
 
 @pytest.mark.django_db
@@ -194,6 +194,45 @@ def test_in_semantic_mode_the_preference_closest_to_the_posting_is_shown(mem0_mo
     assert not {f.id for f in selection.standing} & {f.id for f in selection.facts}
 
 
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_in_semantic_mode_a_preference_close_to_one_sentence_beats_one_close_to_all(
+    mem0_mode, settings
+):
+    settings.KARANI_STANDING_BUDGET = 400  # room for about three
+    # Close to every sentence of a posting about robots and pagers, and to none in particular.
+    broad = memory.remember(
+        text="I enjoy platform engineering at robotics companies with a calm on-call pager",
+        kind="preference",
+    ).id
+    visa = memory.remember(
+        text="Any employer has to sponsor my visa status transfer", kind="preference"
+    ).id
+    _fill(12)
+
+    selection = context.select(POSTING)
+    cosines = context.selectors.similarities(
+        queries=[p.query for p in context.pieces(POSTING)],
+        texts=[f.text for f in selection.standing],
+    )
+
+    shown = [f.id for f in selection.standing]
+    assert shown.index(visa) < (shown.index(broad) if broad in shown else len(shown))
+    assert cosines.shape == (len(context.pieces(POSTING)), len(shown))
+    why = next(f.why for f in selection.standing if f.id == visa)
+    assert why.startswith("your standing preference; ") and "every posting" not in why
+
+
+@pytest.mark.django_db
+def test_similarities_are_none_outside_semantic_mode_and_refuse_bad_input(settings):
+    settings.KARANI_MEMORY = "basic"
+    assert context.selectors.similarities(queries=["pager"], texts=["a pager"]) is None
+    with pytest.raises(MemoryInputError):
+        context.selectors.similarities(queries=[], texts=["a pager"])
+    with pytest.raises(MemoryInputError):
+        context.selectors.similarities(queries=["pager"], texts="a pager")
+
+
 @pytest.mark.django_db
 def test_a_standing_line_is_the_candidates_words_alone(settings):
     settings.KARANI_MEMORY = "basic"
@@ -203,7 +242,7 @@ def test_a_standing_line_is_the_candidates_words_alone(settings):
     part = standing.render(standing.StandingPart(selection.standing, 0, budget=0))
 
     # No fact id in the model's view of it: the response and the record carry the id.
-    assert part.splitlines()[2:] == ["- Two office days a week is my limit"]
+    assert part.splitlines() == [standing.HEADER, "- Two office days a week is my limit"]
     assert [f.id for f in selection.standing] == [pref]
 
 
