@@ -161,11 +161,10 @@ def prefeval(directory: Path, modes: list[str], rows: list[list[str]]) -> None:
     shown = {(m, n): 0.0 for m in modes for n in ORDERS}
     for topic in topics:
         own = [p for p in prefs if p["scope"] == topic]
-        ids = _load([{"text": p["text"], "kind": "preference", "company": None} for p in own])
-        # A preference stated twice is one fact: the first id of its text.
-        id_of = {}
-        for p, pk in zip(own, ids, strict=True):
-            id_of.setdefault(p["text"], pk)
+        # A preference stated twice in a topic is one fact.
+        texts = list(dict.fromkeys(p["text"] for p in own))
+        ids = _load([{"text": t, "kind": "preference", "company": None} for t in texts])
+        id_of = dict(zip(texts, ids, strict=True))
         wanted = {p["id"]: id_of[p["text"]] for p in own}
         for mode in modes:
             settings.KARANI_MEMORY = mode
