@@ -88,6 +88,13 @@ def no_hard_tier() -> Iterator[None]:
 
 
 @contextmanager
+def recall_score_no_hard_tier() -> Iterator[None]:
+    """Recall's score, then shorter: neither affinity nor hard constraints first."""
+    with compact_recall_score(), no_hard_tier():
+        yield
+
+
+@contextmanager
 def landed() -> Iterator[None]:
     yield
 
@@ -95,6 +102,7 @@ def landed() -> Iterator[None]:
 ORDERS: dict[str, Callable[[], object]] = {
     "today (two-line opening, recall's score)": today,
     "one-line opening, recall's score": compact_recall_score,
+    "one-line opening, recall's score, no hard tier": recall_score_no_hard_tier,
     "one-line opening, affinity, no hard tier": no_hard_tier,
     "one-line opening, hard, affinity (landed)": landed,
 }
