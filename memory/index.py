@@ -89,21 +89,23 @@ def search(*, query: str, company_key: str | None, limit: int) -> list[Hit] | No
     )
 
 
-def similarities(*, queries: Sequence[str], texts: Sequence[str]) -> Any:
-    """The cosine of each query with each text (a queries x texts float array), both encoded on
-    the query side, whose vectors the encoder keeps per text (so a ledger's standing
-    preferences are encoded once per process); None outside mem0 mode or to fall back."""
-    if modes.current() != modes.MEM0 or not queries or not texts:
+def similarities(*, queries: Sequence[str], ledger_ids: Sequence[int]) -> Any:
+    """The cosine of each query with each of these facts' stored vectors (a queries x facts
+    float array; 0 for a fact not indexed yet): the queries embedded as recall embeds them,
+    which keeps their vectors, and the facts' vectors read, never encoded again. None outside
+    mem0 mode or to fall back."""
+    if modes.current() != modes.MEM0 or not queries or not ledger_ids:
         return None
-    import numpy as np  # mem0 mode only: the memory extra's
+    # mem0 mode only: the semantic index loads the optional memory extra.
+    import numpy as np
 
     from memory.semantic.encoder import embed_queries
     from memory.semantic.guard import guarded
+    from memory.semantic.search import cosines
 
     def run(client: Any) -> Any:
-        vectors = np.asarray(embed_queries(client, [*queries, *texts]), dtype=np.float32)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return vectors[: len(queries)] @ vectors[len(queries) :].T
+        vectors = embed_queries(client, list(queries))
+        return np.asarray(cosines(client, vectors, list(ledger_ids)), dtype=np.float32)
 
     return _safely(lambda: guarded(run), "similarity failed; falling back to keyword")
 

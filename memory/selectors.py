@@ -116,13 +116,15 @@ def recall_many(
     return _materialise_many(hits), mode == modes.MEM0
 
 
-def similarities(*, queries: list[str], texts: list[str]) -> Any:
-    """The semantic index's cosine of each of ``queries`` with each of ``texts`` (a float array,
-    queries x texts), or None outside semantic mode or with the index down (rank by keywords)."""
-    if not isinstance(texts, list):
-        raise MemoryInputError("texts must be a list of texts", field="texts")
-    cleaned = [clean_text(t, what="text") for t in texts]
-    return index.similarities(queries=_clean_queries(queries), texts=cleaned)
+def similarities(*, queries: list[str], ids: list[int]) -> Any:
+    """The semantic index's cosine of each of ``queries`` with each fact of ``ids`` (a float
+    array, queries x facts; 0 for a fact not indexed yet), or None outside semantic mode or
+    with the index down (rank by keywords)."""
+    if not isinstance(ids, list):
+        raise MemoryInputError("ids must be a list of fact ids", field="ids")
+    return index.similarities(
+        queries=_clean_queries(queries), ledger_ids=[clean_id(i) for i in ids]
+    )
 
 
 def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:

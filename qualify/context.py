@@ -300,9 +300,7 @@ def affinity(found: list[selectors.RecalledFact], queries: list[Piece]) -> dict[
     sentence (a team or culture wish) says little about this posting; one close to a single
     sentence ("never contract" beside "paid hourly on a 1099 basis") bears on it. Empty
     outside semantic mode or with the index down."""
-    cosines = selectors.similarities(
-        queries=[q.query for q in queries], texts=[f.text for f in found]
-    )
+    cosines = selectors.similarities(queries=[q.query for q in queries], ids=[f.id for f in found])
     if cosines is None:
         return {}
     best = cosines.argmax(axis=0)

@@ -96,6 +96,33 @@ def nearest_many(
     return [_best_per_fact(candidates) for candidates in found]
 
 
+def cosines(
+    client: Client, vectors: Sequence[object], ledger_ids: Sequence[int]
+) -> list[list[float]]:
+    """Each vector's cosine with each of these ledger rows' stored vectors (a fact's best over
+    its sentence vectors), as a row per vector in ``ledger_ids``' order; 0 for a fact with no
+    vector yet. One statement, on the ledger-id index: no nearest-neighbour scan."""
+    if not vectors or not ledger_ids:
+        return [[0.0] * len(ledger_ids) for _ in vectors]
+    asked = sql.SQL(", ").join([sql.SQL("(%s, %s::vector)")] * len(vectors))
+    query = sql.SQL(
+        "SELECT q.n, t.payload->'ledger_id', MAX(1 - (t.vector <=> q.v))"
+        " FROM (VALUES {}) AS q(n, v) CROSS JOIN {} AS t"
+        " WHERE t.payload->>'user_id' = %s AND t.payload->>'ledger_id' = ANY(%s) GROUP BY 1, 2"
+    ).format(asked, sql.Identifier(client.config.collection))
+    pairs = [x for n, vector in enumerate(vectors) for x in (n, vector)]
+    with client.pool.connection() as conn:
+        rows = conn.execute(
+            query, [*pairs, MEM0_USER, [str(i) for i in ledger_ids]], prepare=False
+        ).fetchall()
+    column = {pk: i for i, pk in enumerate(ledger_ids)}
+    found = [[0.0] * len(ledger_ids) for _ in vectors]
+    for n, ledger_id, score in rows:
+        if ledger_id in column:
+            found[n][column[ledger_id]] = float(score)
+    return found
+
+
 def _best_per_fact(candidates: Iterable[tuple[float, object]]) -> list[Hit]:
     hits: list[Hit] = []
     seen: set[int] = set()

@@ -213,7 +213,7 @@ def test_in_semantic_mode_a_preference_close_to_one_sentence_beats_one_close_to_
     selection = context.select(POSTING)
     cosines = context.selectors.similarities(
         queries=[p.query for p in context.pieces(POSTING)],
-        texts=[f.text for f in selection.standing],
+        ids=[f.id for f in selection.standing],
     )
 
     shown = [f.id for f in selection.standing]
@@ -223,14 +223,33 @@ def test_in_semantic_mode_a_preference_close_to_one_sentence_beats_one_close_to_
     assert why.startswith("your standing preference; ") and "every posting" not in why
 
 
+@pytest.mark.pgvector
+@pytest.mark.django_db(transaction=True)
+def test_similarities_read_the_stored_vectors_and_give_0_to_a_fact_without_one(mem0_mode):
+    visa = memory.remember(text="Any employer has to sponsor my visa transfer", kind="preference")
+    hike = memory.remember(text="I enjoy hiking at weekends", kind="preference")
+
+    found = context.selectors.similarities(
+        queries=["Any employer has to sponsor my visa transfer", "weekend hiking trips"],
+        ids=[visa.id, hike.id, hike.id + 1000],
+    )
+
+    assert found.shape == (2, 3)
+    assert found[0, 0] > 0.99 and found[0, 0] > found[0, 1]
+    assert found[1, 1] > found[1, 0]
+    assert found[0, 2] == found[1, 2] == 0.0
+
+
 @pytest.mark.django_db
 def test_similarities_are_none_outside_semantic_mode_and_refuse_bad_input(settings):
     settings.KARANI_MEMORY = "basic"
-    assert context.selectors.similarities(queries=["pager"], texts=["a pager"]) is None
+    assert context.selectors.similarities(queries=["pager"], ids=[1]) is None
     with pytest.raises(MemoryInputError):
-        context.selectors.similarities(queries=[], texts=["a pager"])
+        context.selectors.similarities(queries=[], ids=[1])
     with pytest.raises(MemoryInputError):
-        context.selectors.similarities(queries=["pager"], texts="a pager")
+        context.selectors.similarities(queries=["pager"], ids="1")
+    with pytest.raises(MemoryInputError):
+        context.selectors.similarities(queries=["pager"], ids=[0])
 
 
 @pytest.mark.django_db
