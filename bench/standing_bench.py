@@ -55,10 +55,14 @@ def _patched(module: object, name: str, value: object) -> Iterator[None]:
 
 @contextmanager
 def today() -> Iterator[None]:
-    """The part as it was: two-line opening, the long left-out line, recall's score alone."""
-    from qualify import context, standing
+    """The part as it was: two-line opening, the long left-out line, recall's score, and "No
+    adtech" soft (spaCy's parse alone)."""
+    from qualify import constraint, context, standing
 
+    constraint.is_hard.cache_clear()
     with ExitStack() as stack:
+        stack.callback(constraint.is_hard.cache_clear)
+        stack.enter_context(_patched(constraint, "NEGATIVE_DETERMINERS", frozenset()))
         stack.enter_context(_patched(standing, "HEADER", TODAY_OPENING))
         stack.enter_context(_patched(standing, "OPENING_CHARS", len(TODAY_OPENING)))
         stack.enter_context(_patched(standing, "omitted_line", TODAY_LEFT_OUT.format))
@@ -95,6 +99,21 @@ def recall_score_no_hard_tier() -> Iterator[None]:
 
 
 @contextmanager
+def hard_by_word_list() -> Iterator[None]:
+    """The landed order with hard constraints by the word list (as without the memory extra)."""
+    from qualify import constraint
+
+    kept = constraint._tried, constraint._nlp
+    constraint._tried, constraint._nlp = True, None
+    constraint.is_hard.cache_clear()
+    try:
+        yield
+    finally:
+        constraint._tried, constraint._nlp = kept
+        constraint.is_hard.cache_clear()
+
+
+@contextmanager
 def landed() -> Iterator[None]:
     yield
 
@@ -104,6 +123,7 @@ ORDERS: dict[str, Callable[[], object]] = {
     "one-line opening, recall's score": compact_recall_score,
     "one-line opening, recall's score, no hard tier": recall_score_no_hard_tier,
     "one-line opening, affinity, no hard tier": no_hard_tier,
+    "one-line opening, hard by word list, affinity": hard_by_word_list,
     "one-line opening, hard, affinity (landed)": landed,
 }
 

@@ -1,7 +1,7 @@
 """Whether a standing preference is stated as a hard constraint: a negation ("never contract",
-"will not move") or a number ("under ten percent", "$165k", "two days a week"). The qualify
-prompt judges dealbreakers, and a soft preference ("would be welcome") rarely flips a verdict,
-so over budget the standing part shows these first.
+"will not move", "no adtech") or a number ("under ten percent", "$165k", "two days a week").
+The qualify prompt judges dealbreakers, and a soft preference ("would be welcome") rarely
+flips a verdict, so over budget the standing part shows these first.
 
 spaCy's dependency parse marks a negation (``neg``, or ``Polarity=Neg``) and a number
 (``like_num``, or a token shaped as one, "165k"); spaCy is the memory extra's, so without it
@@ -25,6 +25,11 @@ FALLBACK = re.compile(
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred)\b",
     re.IGNORECASE,
 )
+
+# "No adtech companies": spaCy's small English model attaches a negative determiner as a plain
+# ``det`` with no negation feature, so its parse alone misses the commonest way an exclusion
+# is stated.
+NEGATIVE_DETERMINERS = frozenset({"no"})
 
 # The prompt's own word for what decides a verdict: a preference naming itself one is one.
 DEALBREAKER = re.compile(r"\bdeal[- ]?breakers?\b", re.IGNORECASE)
@@ -62,6 +67,7 @@ def is_hard(text: str) -> bool:
     return any(
         t.dep_ == "neg"
         or "Neg" in t.morph.get("Polarity")
+        or (t.dep_ == "det" and t.lower_ in NEGATIVE_DETERMINERS)
         or t.like_num
         or t.shape_.startswith("d")
         for t in nlp(text)

@@ -298,6 +298,7 @@ def test_over_budget_a_hard_constraint_comes_before_a_soft_preference(settings, 
     ("text", "hard"),
     [
         ("I will not move away from Boston", True),
+        ("No adtech, gambling or crypto companies, whatever the role", True),
         ("Travel has to stay under ten percent of my time", True),
         ("My floor for base pay is $165k", True),
         ("A wellness or gym stipend is a nice extra", False),
