@@ -11,7 +11,7 @@ candidate's other unscoped facts are ranked apart and each side gets its share o
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -330,12 +330,15 @@ def standing(
     if queries and not fallback and not standing_part.fits_whole(found):
         scored |= affinity(found, queries)
     ranked = standing_part.rank(found, lambda f: c.score if (c := scored.get(f.id)) else 0.0)
+    # Fitted first: a ledger of a thousand preferences shows a score of them, and only those
+    # need their reasons written.
+    part = standing_part.fit(ranked)
     everywhere = Piece("", "standing", "")
     shown = [
         _shown(scored.get(f.id) or Candidate(fact=f, score=0.0, piece=everywhere), standing=True)
-        for f in ranked
+        for f in part.facts
     ]
-    return standing_part.fit(shown), {f.id for f in found}
+    return replace(part, facts=shown), {f.id for f in found}
 
 
 def select_seed(
