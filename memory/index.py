@@ -6,6 +6,7 @@ off/basic mode these do nothing, and in mem0 mode nothing here raises (ADR 0009)
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from memory import background, modes
@@ -119,14 +120,25 @@ def nearest_many(
     if modes.current() != modes.MEM0:
         return None
     # mem0 mode only: the semantic index loads the optional memory extra.
-    from memory.semantic.encoder import embed_queries
+    from memory.semantic.encoder import queries_in_passes
     from memory.semantic.guard import guarded
     from memory.semantic.search import nearest_many
 
     def run(client: Any) -> list[list[Hit]]:
-        vectors = embed_queries(client, list(queries))
-        return nearest_many(
-            client, vectors, company_key=company_key, depth=limit, per_side=per_side
-        )
+        def scan(vectors: list) -> list[list[Hit]]:
+            return nearest_many(
+                client, vectors, company_key=company_key, depth=limit, per_side=per_side
+            )
+
+        found: list[list[Hit]] = [[] for _ in queries]
+        # The database scans one pass's vectors while this process encodes the next: on two
+        # cores the scans cost little more than the last pass's (docs/embedders.md).
+        with ThreadPoolExecutor(max_workers=1) as searcher:
+            passes = queries_in_passes(client, list(queries))
+            scans = [(at, searcher.submit(scan, vectors)) for at, vectors in passes]
+            for at, scanned in scans:
+                for n, hits in zip(at, scanned.result(), strict=True):
+                    found[n] = hits
+        return found
 
     return _safely(lambda: guarded(run), "search failed; falling back to keyword")

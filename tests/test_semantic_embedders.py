@@ -91,15 +91,17 @@ def test_a_postings_pieces_in_several_passes_keep_their_order_and_vectors(mem0_m
     from memory.semantic import client, encoder
 
     loaded = client.get()
-    # Lengths out of order, more than one pass: encode() sorts by length within the call.
+    # Lengths out of order, more than two passes, each short text saying something of its own
+    # (int8 passes cannot tell "reply? (6)" from "reply? (12)").
+    short = [QUESTION, *POSTING_SENTENCES]
     texts = [
-        " ".join([FACT] * (n % 4 + 1)) if n % 2 else f"{QUESTION} ({n})"
+        " ".join([FACT] * (n % 4 + 1)) if n % 2 else short[n // 2 % len(short)]
         for n in range(2 * encoder.QUERIES_PER_PASS + 3)
     ]
     batch = np.asarray(encoder.embed_queries(loaded, texts))
     alone = np.asarray([encoder.embed_query(loaded, t) for t in texts])
-    # bfloat16 weights round a little differently in a padded batch than alone, and int8
-    # passes (float32 weights) more: each row is still nearest its own text's full vector.
+    # Int8 passes round differently from the full model a question goes through alone: each
+    # row is still nearest its own text's full vector.
     cosines = _cosines(batch, alone)
     assert cosines.min() > 0.93, cosines
     nearest = (batch @ alone.T).argmax(axis=1)
@@ -120,12 +122,13 @@ POSTING_SENTENCES = [
 
 
 @pytest.mark.one_pass
-def test_float32_weights_encode_a_postings_pieces_in_int8_and_find_the_same_facts(
-    mem0_mode, settings
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_postings_pieces_go_through_int8_and_find_the_same_facts_whatever_the_weights(
+    mem0_mode, settings, dtype
 ):
     from memory.semantic import client, encoder
 
-    settings.KARANI_EMBEDDER_DTYPE = "float32"
+    settings.KARANI_EMBEDDER_DTYPE = dtype
     loaded = client.get()
     model = encoder.local_model(loaded)
     quantized = encoder.pass_model(model)
@@ -139,6 +142,7 @@ def test_float32_weights_encode_a_postings_pieces_in_int8_and_find_the_same_fact
 
     # The full model, which single questions and every passage use, is untouched.
     assert any(type(m) is torch.nn.Linear for m in model.modules())
+    assert next(model.parameters()).dtype == getattr(torch, dtype)
     assert not any("quantized" in type(m).__module__ for m in model.modules())
 
     batch = np.asarray(encoder.embed_queries(loaded, POSTING_SENTENCES))
@@ -190,15 +194,6 @@ def test_without_torchs_quantisation_the_pieces_use_the_full_model(
 
 
 @pytest.mark.one_pass
-def test_bfloat16_weights_encode_a_postings_pieces_as_they_are(mem0_mode, settings):
-    from memory.semantic import client, encoder
-
-    settings.KARANI_EMBEDDER_DTYPE = "bfloat16"
-    model = encoder.local_model(client.get())
-    assert encoder.pass_model(model) is model
-
-
-@pytest.mark.one_pass
 def test_a_sentence_met_in_an_earlier_posting_is_not_encoded_again(mem0_mode, monkeypatch):
     from memory.semantic import client, encoder
 
@@ -208,7 +203,8 @@ def test_a_sentence_met_in_an_earlier_posting_is_not_encoded_again(mem0_mode, mo
     first = encoder.embed_queries(loaded, [about, QUESTION, benefits, about])
     second = encoder.embed_queries(loaded, [benefits, "You will join the pager rotation.", about])
 
-    assert encoded == [[about, QUESTION, benefits], ["You will join the pager rotation."]]
+    # Each pass in the order encode() takes them, longest first.
+    assert encoded == [[QUESTION, about, benefits], ["You will join the pager rotation."]]
     assert second[0] is first[2] and second[2] is first[0] is first[3]
     with pytest.raises(ValueError):
         second[0][0] = 1.0  # shared by every caller: read-only

@@ -164,6 +164,35 @@ def test_one_statement_finds_for_each_query_what_mem0s_search_finds(mem0_mode):
         assert all(len(hits) == 14 for hits in batch), [len(hits) for hits in batch]
 
 
+def test_a_postings_pieces_searched_pass_by_pass_find_what_one_statement_finds(mem0_mode):
+    # The seam scans each pass's vectors while the next pass is encoded; the answer is the one
+    # statement's over every vector, in the queries' order, kept ones and repeats included.
+    from memory import index
+    from memory.semantic import encoder
+    from memory.semantic import search as semantic
+    from memory.semantic.guard import guarded
+
+    _teach_paraphrase_set()
+    for n in range(6):
+        services.remember(text=f"Acme sentence {n} about the office and its hours", company="Acme")
+    queries = [item["query"] for item in load_paraphrases()[0][:20]]
+    queries += ["office hours", queries[3], "pay"]
+    encoder.embed_queries(guarded(lambda c: c), queries[5:9])  # met in an earlier posting
+    assert len(set(queries)) > 2 * encoder.QUERIES_PER_PASS
+
+    passes = index.nearest_many(queries=queries, company_key="acme", limit=8, per_side=True)
+    whole = guarded(
+        lambda c: semantic.nearest_many(
+            c, encoder.embed_queries(c, queries), company_key="acme", depth=8, per_side=True
+        )
+    )
+
+    assert [[h.memory_id for h in hits] for hits in passes] == [
+        [h.memory_id for h in hits] for hits in whole
+    ]
+    assert all(hits for hits in passes)
+
+
 def test_it_does_not_reindex_a_dedupe_touch(mem0_mode, vector_database):
     first = services.remember(text="Enjoys pairing sessions")
     before = Memory.objects.get(pk=first.id)

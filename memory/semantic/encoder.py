@@ -9,7 +9,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memory.semantic import identity
@@ -90,10 +90,10 @@ def embed_query(client: Client, text: str) -> Any:
 QUERIES_PER_PASS = 8
 
 
-# A posting's 20 to 40 pieces go through an int8 copy of a float32 local model (torch's dynamic
-# quantisation, weights per output channel): 1.7 to 1.9 times faster on an AVX2 CPU with the
-# decision set's quality held (docs/embedders.md). A single question keeps the full model, and
-# bfloat16 weights are left as they are.
+# A posting's 20 to 40 pieces go through an int8 copy of the local model (torch's dynamic
+# quantisation, weights per output channel), whatever its loaded weights: faster than float32
+# on an AVX2 CPU and than bfloat16 on an AVX-512 one, the decision set's quality held
+# (docs/embedders.md). A single question keeps the full model.
 QUANTIZED_PASSES = True
 _quantized: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _FULL = object()
@@ -107,18 +107,18 @@ def _int8(model: Any) -> Any:
     # Per channel: per tensor moved some vectors to a cosine of 0.86 with their float32 selves,
     # per channel kept every piece of the decision set above 0.93.
     spec = {torch.nn.Linear: per_channel_dynamic_qconfig}
+    # Quantisation reads float32 weights: bfloat16 ones are widened first, exactly.
+    widened = copy.deepcopy(model).float()
     with warnings.catch_warnings():
         # torch points to torchao, which is not a dependency (docs/embedders.md).
         warnings.simplefilter("ignore")
-        return quantize_dynamic(copy.deepcopy(model), spec, inplace=True)
+        return quantize_dynamic(widened, spec, inplace=True)
 
 
 def pass_model(model: Any) -> Any:
-    """The model a posting's pieces are encoded with: the int8 copy of a float32 ``model``
-    (made once per loaded model), else ``model`` itself."""
-    import torch  # the memory extra's, and seconds to import: only for a local embedder
-
-    if not QUANTIZED_PASSES or next(model.parameters()).dtype != torch.float32:
+    """The model a posting's pieces are encoded with: the int8 copy of ``model`` (made once
+    per loaded model), else ``model`` itself."""
+    if not QUANTIZED_PASSES:
         return model
     with _lock:
         quantized = _quantized.get(model)
@@ -167,10 +167,22 @@ def embed_queries(client: Client, texts: list[str]) -> list[Any]:
     """Several questions at once on the query side (a posting's pieces), refused like
     ``embed_query`` when the index was built by another embedder. The local model encodes
     only the texts whose vectors are not kept from an earlier call."""
+    vectors: list[Any] = [None] * len(texts)
+    for positions, found in queries_in_passes(client, texts):
+        for n, vector in zip(positions, found, strict=True):
+            vectors[n] = vector
+    return vectors
+
+
+def queries_in_passes(client: Client, texts: list[str]) -> Iterator[tuple[list[int], list[Any]]]:
+    """``embed_queries`` a pass at a time: each pass's positions in ``texts`` and their
+    vectors as soon as it is encoded (the kept ones first), so that a caller may search with
+    one pass's vectors while the next is encoded."""
     identity.check(client)
     model = local_model(client)
     if model is None:
-        return list(_batch(client, QUERY, texts, QUERIES_PER_PASS))
+        yield list(range(len(texts))), list(_batch(client, QUERY, texts, QUERIES_PER_PASS))
+        return
     prefix = side(client.config, QUERY).prefix
     # Kept per model that made them: the int8 copy's vectors are not the full model's.
     maker = pass_model(model)
@@ -179,19 +191,29 @@ def embed_queries(client: Client, texts: list[str]) -> list[Any]:
         found = {t: kept[(prefix, t)] for t in texts if (prefix, t) in kept}
         for text in found:
             kept.move_to_end((prefix, text))
-    missing = [t for t in dict.fromkeys(texts) if t not in found]
-    if missing:
-        vectors = _batch(client, QUERY, missing, QUERIES_PER_PASS)
+    if found:
+        yield _positions(texts, found)
+    # Longest first, as encode() sorts them, so each pass pads its texts to near their length.
+    missing = sorted((t for t in dict.fromkeys(texts) if t not in found), key=len, reverse=True)
+    for start in range(0, len(missing), QUERIES_PER_PASS):
+        chunk = missing[start : start + QUERIES_PER_PASS]
+        made = {}
+        vectors = _batch(client, QUERY, chunk)
         with _kept_lock:
-            for text, vector in zip(missing, vectors, strict=True):
+            for text, vector in zip(chunk, vectors, strict=True):
                 # A row of its own (not a view keeping the batch alive), shared by callers, so
                 # none may change it.
                 own = vector.copy()
                 own.setflags(write=False)
-                found[text] = kept[(prefix, text)] = own
+                made[text] = kept[(prefix, text)] = own
             while len(kept) > KEPT_QUERY_VECTORS:
                 kept.popitem(last=False)
-    return [found[t] for t in texts]
+        yield _positions(texts, made)
+
+
+def _positions(texts: list[str], vectors: dict[str, Any]) -> tuple[list[int], list[Any]]:
+    at = [n for n, t in enumerate(texts) if t in vectors]
+    return at, [vectors[texts[n]] for n in at]
 
 
 def forget_queries() -> None:
