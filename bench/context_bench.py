@@ -28,6 +28,7 @@ pgvector collection in ``karani_context_bench_vectors``.
 """
 
 import argparse
+import copy
 import json
 import os
 import subprocess
@@ -139,15 +140,58 @@ def cold_block(subject, limit: int = BLOCK) -> list:
     return new_block(subject, limit)
 
 
-def before_block(subject, limit: int = BLOCK) -> list:
-    """The cold block as it was before the int8 passes: each piece encoded by the full model."""
-    from memory.semantic import encoder
+# The loaded model's copies in other weights, made once, for the pass options compared.
+_COPIES: dict = {}
 
-    encoder.QUANTIZED_PASSES = False
-    try:
-        return cold_block(subject, limit)
-    finally:
-        encoder.QUANTIZED_PASSES = True
+
+def in_weights(build, weights: str):
+    """``build`` with a posting's pieces encoded by a copy of the loaded model in ``weights``
+    (``bfloat16`` or ``float32``) instead of its int8 copy."""
+
+    def copied(model):
+        import torch
+
+        key = (id(model), weights)
+        if key not in _COPIES:
+            _COPIES[key] = copy.deepcopy(model).to(getattr(torch, weights))
+        return _COPIES[key]
+
+    def built(subject, limit: int = BLOCK) -> list:
+        from memory.semantic import encoder
+
+        chosen = encoder.pass_model
+        encoder.pass_model = copied
+        try:
+            return build(subject, limit)
+        finally:
+            encoder.pass_model = chosen
+
+    return built
+
+
+def searched_after(build):
+    """``build`` searching once every piece is encoded, as before the searches overlapped
+    the encoding pass by pass."""
+
+    def built(subject, limit: int = BLOCK) -> list:
+        from memory.semantic import encoder
+
+        passes = encoder.queries_in_passes
+
+        def one_pass(client, texts):
+            vectors = [None] * len(texts)
+            for at, found in passes(client, texts):
+                for n, vector in zip(at, found, strict=True):
+                    vectors[n] = vector
+            yield list(range(len(texts))), vectors
+
+        encoder.queries_in_passes = one_pass
+        try:
+            return build(subject, limit)
+        finally:
+            encoder.queries_in_passes = passes
+
+    return built
 
 
 def standing_cold(subject, limit: int = BLOCK) -> list:
@@ -156,17 +200,6 @@ def standing_cold(subject, limit: int = BLOCK) -> list:
 
     encoder.forget_queries()
     return standing_block(subject, limit)
-
-
-def standing_before(subject, limit: int = BLOCK) -> list:
-    """``standing_cold`` as before the int8 passes: each piece encoded by the full model."""
-    from memory.semantic import encoder
-
-    encoder.QUANTIZED_PASSES = False
-    try:
-        return standing_cold(subject, limit)
-    finally:
-        encoder.QUANTIZED_PASSES = True
 
 
 def per_piece_block(subject, limit: int = BLOCK) -> list:
@@ -198,18 +231,25 @@ BUILDERS = {
     "standing + ranked block": standing_block,
     "standing in the posting's order + ranked block": standing_posting_order,
     "standing, hard by word list + ranked block": standing_word_list,
-    "new, no query vector kept": cold_block,
-    "before: float32 passes, none kept": before_block,
+    "new, int8 passes, none kept": cold_block,
+    "new, bfloat16 passes, none kept": in_weights(cold_block, "bfloat16"),
+    "new, float32 passes, none kept": in_weights(cold_block, "float32"),
     "new, a query per piece": per_piece_block,
-    "standing + ranked block, none kept": standing_cold,
-    "standing + ranked block, float32 passes, none kept": standing_before,
+    "standing + ranked block, int8 passes, none kept": standing_cold,
+    "standing + ranked block, bfloat16 passes, none kept": in_weights(standing_cold, "bfloat16"),
+    "standing + ranked block, float32 passes, none kept": in_weights(standing_cold, "float32"),
+    "standing + ranked block, int8 passes, one search after them, none kept": searched_after(
+        standing_cold
+    ),
 }
 
 
-def _builders(mode: str) -> dict:
+def _builders(mode: str, only: str = "") -> dict:
     # Only semantic mode keeps query vectors; keyword mode encodes nothing.
-    cold = (cold_block, before_block, standing_cold, standing_before)
-    return {n: b for n, b in BUILDERS.items() if mode == "mem0" or b not in cold}
+    found = {n: b for n, b in BUILDERS.items() if mode == "mem0" or "none kept" not in n}
+    # The seed's builder always, as every figure's baseline.
+    asked = [w for w in only.split(";") if w]
+    return {n: b for n, b in found.items() if not asked or n.startswith("seed") or n in asked}
 
 
 def _timed(build, subjects: list) -> tuple[list[list[int]], list[float]]:
@@ -283,7 +323,7 @@ def decisions(args) -> None:
         settings.KARANI_MEMORY = mode
         for share in [float(s) for s in args.shares.split(",")]:
             settings.KARANI_CONTEXT_COMPANY_SHARE = share
-            for name, build in _builders(mode).items():
+            for name, build in _builders(mode, args.builders).items():
                 if name.startswith("seed") and share != float(args.shares.split(",")[0]):
                     continue
                 blocks, times = _timed(build, subjects)
@@ -359,7 +399,7 @@ def _long_latency(args, subjects: list) -> None:
     rows = []
     for mode in args.modes.split(","):
         settings.KARANI_MEMORY = mode
-        builders = _builders(mode)
+        builders = _builders(mode, args.builders)
         # The builder that keeps vectors runs alone: the others' cold starts would drop them.
         timed = {n: _timed(b, long)[1] for n, b in builders.items() if b is new_block}
         timed |= _interleaved({n: b for n, b in builders.items() if b is not new_block}, long)
@@ -479,6 +519,9 @@ def main() -> None:
         choices=("plain", "html", "escaped"),
         default="plain",
         help="descriptions as written, as one line of HTML, or as entity-escaped HTML",
+    )
+    parser.add_argument(
+        "--builders", default="", help="builder names to run, separated by ; (the seed's always)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list the misses")
     args = parser.parse_args()
