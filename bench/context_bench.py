@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.context_bench [--prefeval ../shared/data/prefeval-dev]
         [--ledger sqlite|postgres] [--background 0] [--modes basic,mem0] [--shares 0.4]
-        [--late CHARS] [--markup plain|html|escaped]
+        [--late CHARS] [--markup plain|html|escaped] [--builders "NAME;NAME"]
 
 Decisions: bench/data/decisions.json (karani's own: one candidate's 71 unscoped facts, 67 of
 them preferences and most deciding nothing, and facts on a dozen companies; 40 postings, each
@@ -25,6 +25,9 @@ APIs deliver it (bench/support/posting_shapes.py).
 table with each description grown past 3,000 characters. Each dataset gets a fresh ledger
 (``karani_context_bench_ledger`` on PostgreSQL, or SQLite under the temp dir) and its own
 pgvector collection in ``karani_context_bench_vectors``.
+
+--builders "NAME;NAME" runs only the builders named (the seed's always): the pass options are
+the int8 copy (the default), bfloat16 and float32 copies, and one search after encoding.
 """
 
 import argparse

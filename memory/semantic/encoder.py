@@ -84,9 +84,9 @@ def embed_query(client: Client, text: str) -> Any:
     return query_encoder(client)(text)
 
 
-# A posting's pieces go through the local model this many at a time: encode() sorts texts by
-# length, so small passes pad short sentences less than one pass padded to the longest
-# (docs/embedders.md has the figures).
+# A posting's pieces go through the local model this many at a time, longest first: small
+# passes pad short sentences less than one pass padded to the longest (docs/embedders.md has
+# the figures).
 QUERIES_PER_PASS = 8
 
 
