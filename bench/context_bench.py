@@ -27,7 +27,8 @@ table with each description grown past 3,000 characters. Each dataset gets a fre
 pgvector collection in ``karani_context_bench_vectors``.
 
 --builders "NAME;NAME" runs only the builders named (the seed's always): the pass options are
-the int8 copy (the default), bfloat16 and float32 copies, and one search after encoding.
+what ``encoder.pass_model`` chooses, int8, bfloat16 and float32 copies, and one search after
+encoding.
 """
 
 import argparse
@@ -149,14 +150,19 @@ _COPIES: dict = {}
 
 def in_weights(build, weights: str):
     """``build`` with a posting's pieces encoded by a copy of the loaded model in ``weights``
-    (``bfloat16`` or ``float32``) instead of its int8 copy."""
+    (``int8``, ``bfloat16`` or ``float32``), whatever ``encoder.pass_model`` chooses."""
 
     def copied(model):
         import torch
 
+        from memory.semantic import encoder
+
         key = (id(model), weights)
         if key not in _COPIES:
-            _COPIES[key] = copy.deepcopy(model).to(getattr(torch, weights))
+            if weights == "int8":  # quantisation reads float32 weights; bfloat16 widens exactly
+                _COPIES[key] = encoder._int8(copy.deepcopy(model).float())
+            else:
+                _COPIES[key] = copy.deepcopy(model).to(getattr(torch, weights))
         return _COPIES[key]
 
     def built(subject, limit: int = BLOCK) -> list:
@@ -234,16 +240,16 @@ BUILDERS = {
     "standing + ranked block": standing_block,
     "standing in the posting's order + ranked block": standing_posting_order,
     "standing, hard by word list + ranked block": standing_word_list,
-    "new, int8 passes, none kept": cold_block,
+    "new, none kept": cold_block,
+    "new, int8 passes, none kept": in_weights(cold_block, "int8"),
     "new, bfloat16 passes, none kept": in_weights(cold_block, "bfloat16"),
     "new, float32 passes, none kept": in_weights(cold_block, "float32"),
     "new, a query per piece": per_piece_block,
-    "standing + ranked block, int8 passes, none kept": standing_cold,
+    "standing + ranked block, none kept": standing_cold,
+    "standing + ranked block, int8 passes, none kept": in_weights(standing_cold, "int8"),
     "standing + ranked block, bfloat16 passes, none kept": in_weights(standing_cold, "bfloat16"),
     "standing + ranked block, float32 passes, none kept": in_weights(standing_cold, "float32"),
-    "standing + ranked block, int8 passes, one search after them, none kept": searched_after(
-        standing_cold
-    ),
+    "standing + ranked block, one search after encoding, none kept": searched_after(standing_cold),
 }
 
 
