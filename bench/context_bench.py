@@ -136,24 +136,11 @@ def standing_word_list(subject, limit: int = BLOCK) -> list:
         constraint.is_hard.cache_clear()
 
 
-# The standing preferences' texts, whose vectors a process keeps once encoded (they are the
-# ledger's, not the posting's): a cold start forgets every other.
-_STANDING_TEXTS: set[str] = set()
-
-
-def forget_the_postings() -> None:
-    """Forget every kept query vector but the standing preferences' (semantic mode)."""
-    from memory import selectors
-    from memory.semantic import encoder
-
-    if not _STANDING_TEXTS:
-        _STANDING_TEXTS.update(f.text for f in selectors.standing_preferences())
-    encoder.forget_queries(keep=_STANDING_TEXTS)
-
-
 def cold_block(subject, limit: int = BLOCK) -> list:
     """The new block with no query vector kept from an earlier posting (semantic mode)."""
-    forget_the_postings()
+    from memory.semantic import encoder
+
+    encoder.forget_queries()
     return new_block(subject, limit)
 
 
@@ -217,8 +204,10 @@ def searched_after(build):
 
 
 def standing_cold(subject, limit: int = BLOCK) -> list:
-    """``standing_block`` with no query vector of a posting kept (semantic mode)."""
-    forget_the_postings()
+    """``standing_block`` with no query vector kept (semantic mode)."""
+    from memory.semantic import encoder
+
+    encoder.forget_queries()
     return standing_block(subject, limit)
 
 

@@ -239,20 +239,6 @@ def test_only_the_most_recent_query_vectors_are_kept(mem0_mode, monkeypatch):
 
 
 @pytest.mark.one_pass
-def test_forgetting_the_kept_vectors_can_spare_some_texts(mem0_mode, monkeypatch):
-    from memory.semantic import client, encoder
-
-    loaded = client.get()
-    encoder.embed_queries(loaded, ["a standing preference", "a posting's sentence"])
-    encoder.forget_queries(keep={"a standing preference"})
-    encoded = _encoded_texts(monkeypatch, encoder)
-
-    encoder.embed_queries(loaded, ["a standing preference", "a posting's sentence"])
-
-    assert encoded == [["a posting's sentence"]]
-
-
-@pytest.mark.one_pass
 def test_an_endpoint_gets_each_sides_prefix_and_model_name(mem0_mode, settings):
     from memory.semantic import client
 

@@ -9,7 +9,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memory.semantic import identity
@@ -217,15 +217,10 @@ def _positions(texts: list[str], vectors: dict[str, Any]) -> tuple[list[int], li
     return at, [vectors[texts[n]] for n in at]
 
 
-def forget_queries(keep: Collection[str] = ()) -> None:
-    """Drop every kept query vector but those of ``keep``'s texts (tests and benches measure a
-    cold start with it: a new posting, the ledger's standing preferences encoded already)."""
+def forget_queries() -> None:
+    """Drop every kept query vector (tests and benches measure a cold start with it)."""
     with _kept_lock:
-        if not keep:
-            _kept.clear()
-        for kept in _kept.values():
-            for key in [k for k in kept if k[1] not in keep]:
-                del kept[key]
+        _kept.clear()
 
 
 def embed_passages(client: Client, texts: list[str]) -> Any:
