@@ -71,7 +71,7 @@ def tokens(text: str) -> list[str]:
 
 # Zero-width non-joiner and joiner: emoji sequences need ZWJ (the technologist emoji is
 # woman + ZWJ + laptop), and Persian, Hindi and other scripts spell words with either.
-_JOINERS = "\u200c\u200d"
+JOINERS = "\u200c\u200d"
 
 
 def _is_joining(text: str, i: int) -> bool:
@@ -81,7 +81,7 @@ def _is_joining(text: str, i: int) -> bool:
         return False
     before, after = text[i - 1], text[i + 1]
     return all(
-        not ch.isascii() and not ch.isspace() and ch not in _JOINERS for ch in (before, after)
+        not ch.isascii() and not ch.isspace() and ch not in JOINERS for ch in (before, after)
     )
 
 
@@ -107,11 +107,11 @@ INVISIBLE = "\u00ad\u180e\u200b\u200e\u200f\u061c\u2060\u2061\u2062\u2063\u2064\
 # Bidi embeddings, overrides and isolates reorder how text displays (Trojan Source).
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 # Characters the policy keeps, drops or rewrites although Unicode files them under C or Z.
-_HANDLED = frozenset("\n" + LINE_BREAKS + SPACES + INVISIBLE + _JOINERS)
+_HANDLED = frozenset("\n" + LINE_BREAKS + SPACES + INVISIBLE + JOINERS)
 # Regular expressions rather than str.translate: re scans in C without a lookup per character.
 _SPACE = re.compile(f"[{SPACES}]")
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
-_JOINER = re.compile(f"[{_JOINERS}]")
+_JOINER = re.compile(f"[{JOINERS}]")
 # What is left after removing the handled characters is printable unless something is refused.
 _HANDLED_RUN = re.compile("[" + "".join(sorted(_HANDLED)) + "]+")
 _KINDS = {
@@ -119,8 +119,16 @@ _KINDS = {
     "Cf": "an invisible format character",
     "Cs": "a lone surrogate",
     "Co": "a private-use character",
-    "Cn": "an unassigned character",
 }
+# Noncharacters (U+FDD0-U+FDEF and the last two code points of every plane) are reserved for
+# a program's own use and will never be assigned: in text that arrives they are corruption.
+# Other unassigned code points are taken: a newer Unicode assigns them (this Python's database
+# is 14.0), so refusing them would refuse tomorrow's letters and emoji.
+
+
+def _is_noncharacter(char: str) -> bool:
+    code = ord(char)
+    return code & 0xFFFE == 0xFFFE or 0xFDD0 <= code <= 0xFDEF
 
 
 def refused_kind(char: str) -> str | None:
@@ -128,11 +136,13 @@ def refused_kind(char: str) -> str | None:
 
     Refused: C0 and C1 controls other than the line breaks and the tab, bidi controls, the
     other format characters (tags, interlinear annotations, ...), surrogates, private use
-    and code points this Python's Unicode database leaves unassigned (noncharacters too)."""
+    and noncharacters. Unassigned code points are taken."""
     if char in _HANDLED:
         return None
     if char in BIDI_CONTROLS:
         return "a bidi control"
+    if _is_noncharacter(char):
+        return "a noncharacter"
     return _KINDS.get(unicodedata.category(char))
 
 
@@ -168,28 +178,44 @@ def normalise(text: str, *, multiline: bool) -> str:
     return text.strip() if multiline else " ".join(text.split())
 
 
-@lru_cache(maxsize=1)
-def refused_class() -> str:
-    """The refused characters as one regex character class, for schema patterns: Python
-    ``re`` syntax (``\\uXXXX``, and ``\\UXXXXXXXX`` past the BMP, which ECMA-262 spells
-    ``\\u{...}``). Built once from ``refused_ranges``."""
+@lru_cache(maxsize=4)
+def refused_class(*, widest: int | None = None, narrowest: int = 1) -> str:
+    """The refused characters as one regex character class for schema patterns, read alike by
+    ECMA-262, Python's ``re`` and the Rust regex under jsonschema-rs: ``\\uXXXX`` in the BMP,
+    the character itself past it (ECMA-262 and Python spell those escapes differently). Lone
+    surrogates are left out: no UTF-8 text, and so no JSON schema validator, can hold one.
+    ``widest`` and ``narrowest`` keep only the ranges of that many code points."""
 
-    def escape(code: int) -> str:
-        return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+    def spell(code: int) -> str:
+        return f"\\u{code:04X}" if code <= 0xFFFF else chr(code)
 
-    parts = (escape(a) if a == b else f"{escape(a)}-{escape(b)}" for a, b in refused_ranges())
+    parts = []
+    for first, last in refused_ranges():
+        for a, b in _without_surrogates(first, last):
+            if narrowest <= b - a + 1 <= (widest or b - a + 1):
+                parts.append(spell(a) if a == b else f"{spell(a)}-{spell(b)}")
     return "[" + "".join(parts) + "]"
 
 
-def refused_ranges() -> list[tuple[int, int]]:
-    """Every refused code point as inclusive (first, last) ranges, for schema patterns; it
-    reads the whole Unicode database (about 0.3 s), so call it once, at schema time."""
+def _without_surrogates(first: int, last: int) -> list[tuple[int, int]]:
+    low, high = 0xD800, 0xDFFF
+    if last < low or first > high:
+        return [(first, last)]
+    return [(a, b) for a, b in ((first, low - 1), (high + 1, last)) if a <= b]
+
+
+@lru_cache(maxsize=1)
+def refused_ranges() -> tuple[tuple[int, int], ...]:
+    """Every refused code point as inclusive (first, last) ranges, about 35 of them; it reads
+    the whole Unicode database (about 0.2 s), so it runs once, at schema time."""
     ranges: list[tuple[int, int]] = []
     for code in range(0x110000):
-        if refused_kind(chr(code)) is None:
+        # Only "other" (C*) characters are ever refused: the category alone skips the rest fast.
+        char = chr(code)
+        if unicodedata.category(char)[0] != "C" or refused_kind(char) is None:
             continue
         if ranges and ranges[-1][1] == code - 1:
             ranges[-1] = (ranges[-1][0], code)
         else:
             ranges.append((code, code))
-    return ranges
+    return tuple(ranges)

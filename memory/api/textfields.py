@@ -1,11 +1,11 @@
-"""Text fields whose schema says what the server refuses: a blank value where a value is
-required, and a field's own form (a remote policy, a URL).
+"""Text fields whose schema says what the server refuses: the characters the text policy
+refuses (memory.text.refused_class), a blank value where a value is required, and a field's
+own form (a remote policy, a URL).
 
 Patterns are written so ECMA-262 (the schema's dialect, jsonschema-rs) and Python's ``re``
-(hypothesis, which schemathesis generates with) read them alike: characters as themselves, not
-as escapes the two spell differently, and no ``\\s`` or ``\\b`` alone, which they read
-differently. The characters the text policy refuses are not in the schema: with the unassigned
-code points they are about 2,000 ranges, which hypothesis takes minutes to draw from.
+(hypothesis, which schemathesis generates with) read them alike: characters as themselves or
+as ``\\uXXXX``, not as escapes the two spell differently, and no ``\\s`` or ``\\b`` alone,
+which they read differently.
 """
 
 from collections.abc import Callable
@@ -14,6 +14,8 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
+
+from memory.text import INVISIBLE, JOINERS, refused_class, refused_kind
 
 BLANK_MODES = ("refused", "allowed", "empty")
 # What a regex class must escape; no refused or blank character is one of these.
@@ -39,15 +41,46 @@ def _ranges(codes: list[int]) -> str:
 _SPACES_BELOW = 0x3001
 
 
+def _taken(codes: list[int]) -> str:
+    """``codes`` less what the text policy refuses, as the body of a regex class."""
+    return _ranges([code for code in codes if refused_kind(chr(code)) is None])
+
+
 @lru_cache(maxsize=1)
 def blank_class() -> str:
-    """Whitespace as the server's ``str.split`` and ``str.strip`` read it."""
-    return _ranges([code for code in range(_SPACES_BELOW) if chr(code).isspace()])
+    """Whitespace as the server's ``str.split`` and ``str.strip`` read it (less U+001C-U+001F
+    and NEL, which the policy refuses)."""
+    return _taken([code for code in range(_SPACES_BELOW) if chr(code).isspace()])
+
+
+@lru_cache(maxsize=1)
+def unseen_class() -> str:
+    """What leaves a text blank once normalised: whitespace and what the policy drops (soft
+    hyphen, BOM, zero-width space, a joiner with nothing to join)."""
+    spaces = [code for code in range(_SPACES_BELOW) if chr(code).isspace()]
+    return _taken(sorted({*spaces, *map(ord, INVISIBLE + JOINERS)}))
+
+
+# hypothesis builds a character class one code point at a time, so the wide refused ranges
+# (private use: 137,000 code points) cost seconds per class. They are refused by one negative
+# lookahead, which hypothesis does not build (it filters what it drew); the narrow ones (a few
+# hundred code points, controls it draws often) stay in the classes too, so little is filtered.
+_WIDE = 256
+
+
+def refused() -> str:
+    """The body of a class of the text policy's refused characters, less the wide ranges."""
+    return refused_class(widest=_WIDE)[1:-1]
+
+
+def no_wide_refused() -> str:
+    """A lookahead: none of the wide ranges of refused characters anywhere."""
+    return f"(?![\\s\\S]*{refused_class(narrowest=_WIDE + 1)})"
 
 
 def non_blank() -> str:
-    """A visible character somewhere: after any run of whitespace, something else."""
-    return f"(?=[{blank_class()}]*[^{blank_class()}])"
+    """A visible character somewhere: after any run of unseen characters, something else."""
+    return f"(?=[{unseen_class()}]*[^{unseen_class()}{refused()}])"
 
 
 HTTP_URL = (
@@ -63,14 +96,23 @@ def anycase(word: str) -> str:
 
 
 def text_pattern(*, blank: str = "refused", form: str | Callable[[], str] = "") -> str:
-    """What the server takes besides "": a visible character unless ``blank`` allows
-    whitespace alone ("allowed"), and ``form`` if given; empty when that is anything. The
-    schema answers "" apart (drf-spectacular adds it as the other branch of a oneOf for a
-    blank-allowed field with a pattern)."""
-    start = "" if blank == "allowed" else non_blank()
-    if form:
-        start += f"(?={form() if callable(form) else form})"
-    return f"^{start}[\\s\\S]" if start else ""
+    """What the server takes besides "": no refused character, a visible one unless ``blank``
+    allows whitespace alone ("allowed"), and ``form`` if given. The schema answers "" apart
+    (drf-spectacular adds it as the other branch of a oneOf for a blank-allowed field), so
+    the pattern needs a character. Written without a lookahead where it can be: hypothesis
+    draws a lookahead's part and the rest apart, then throws away what does not match."""
+    start = no_wide_refused() + (f"(?={form() if callable(form) else form})" if form else "")
+    if blank == "allowed":
+        return f"^{start}[^{refused()}]+{_END}"
+    unseen = unseen_class()
+    return f"^{start}[{unseen}]*[^{unseen}{refused()}][^{refused()}]*{_END}"
+
+
+# The end of the text, read alike by ECMA-262 and Python (whose "$" also matches before a
+# final line break). Not "$" for a second reason: schemathesis folds maxLength into a pattern
+# whose every part it can parse, writing the refused characters past U+FFFF back as Python's
+# \U escapes, which the schema's ECMA-262 validator then refuses as no regex at all.
+_END = "(?![\\s\\S])"
 
 
 class Text(serializers.CharField):
