@@ -125,7 +125,9 @@ def forget(*, id: int, reason: str, actor: str = "") -> Memory:
 
 def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
     """Replace a live fact by a successor with the new text (kind, company, fit score and ref
-    carry over) in one transaction; a retry (same text, reason and actor) returns it."""
+    carry over) in one transaction; a retry (same text, reason and actor) returns it. A live
+    fact that already holds the text (as stored: normalised) is returned unchanged, nothing
+    written: callers tell it apart by its id, the one asked to correct."""
     reason = clean_reason(reason)
     refuse_secrets(reason, what="reason")
     actor = clean_actor(actor)
@@ -151,10 +153,9 @@ def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
             ):
                 return successor
             raise _already_deleted(old)
-        if fact.fact_key == old.fact_key:
-            raise MemoryInputError(
-                f"the new text is the same fact as {old.pk}; nothing to correct", field="text"
-            )
+        if fact.text == old.text:
+            # Already says that: a pipeline re-sending its correction gets the fact, unchanged.
+            return old
         _soft_delete(old, reason=reason, actor=actor, now=now)
         result = write_fact(fact, actor=actor, now=now, supersedes=old)
         if not result.created:  # a live twin: raising rolls back the delete and the touch

@@ -124,16 +124,6 @@ def test_it_refuses_a_secret_in_a_correction(writer, fact_id):
     assert Memory.objects.get().pk == fact_id
 
 
-def test_it_refuses_a_correction_to_the_same_fact(writer, fact_id):
-    response = writer.post(
-        f"/api/memories/{fact_id}/correct",
-        {"text": "prefers ASYNC remote teams", "reason": "r"},
-        format="json",
-    )
-    assert response.status_code == 400
-    assert "same fact" in error_of(response)["message"]
-
-
 @pytest.mark.parametrize("raw", ["abc", "0", "-1", "1.5", "99999999999999999999999", "424242"])
 @pytest.mark.parametrize("action", ["get", "delete", "correct"])
 def test_it_answers_404_for_a_bad_or_unknown_id(writer, fact_id, raw, action):

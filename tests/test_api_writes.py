@@ -101,6 +101,29 @@ def test_a_repeated_correction_answers_with_the_same_new_row(writer, fact_id):
     assert Memory.all_objects.count() == 2
 
 
+def test_a_correction_to_the_text_the_fact_holds_answers_200_with_it_unchanged(writer, fact_id):
+    # A pipeline re-sending what the fact already says is told so, not refused: same id, 200.
+    body = {"text": " Prefers async\r\nremote teams ", "reason": "re-sent"}
+    services.correct(id=fact_id, text="Prefers async\nremote teams", reason="lines")
+    live = Memory.objects.get()
+    same = writer.post(f"/api/memories/{live.pk}/correct", body, format="json")
+    assert same.status_code == 200, same.content
+    assert (same.json()["id"], same.json()["status"], same.json()["supersedes"]) == (
+        live.pk,
+        "live",
+        fact_id,
+    )
+    assert Memory.all_objects.count() == 2 and Memory.objects.get().pk == live.pk
+    # Another case is another text: a real correction, the old row soft-deleted.
+    cased = writer.post(
+        f"/api/memories/{live.pk}/correct",
+        {"text": "prefers ASYNC\nremote teams", "reason": "case"},
+        format="json",
+    )
+    assert cased.status_code == 201 and cased.json()["supersedes"] == live.pk
+    assert Memory.objects.get().text == "prefers ASYNC\nremote teams"
+
+
 def test_a_retried_correction_shows_what_happened_to_its_row_since(writer, fact_id):
     # The retry returns the row the first call made; it has been forgotten in between, and
     # the answer says so (it is read, not assumed fresh).

@@ -180,8 +180,15 @@ def test_correct_says_which_fact_supersedes_which(small_ledger):
     assert out == f"corrected fact {small_ledger['acme']}: fact {new.pk} supersedes it\n"
     assert new.text == "Acme pays at market" and new.company == "Acme"
     again = run_json("correct", str(new.pk), "Acme pays below market", "--reason", "again")
-    assert again == {"id": again["id"], "supersedes": new.pk}
+    assert again == {"id": again["id"], "supersedes": new.pk, "changed": True}
     assert Memory.objects.get(pk=again["id"]).supersedes_id == new.pk
+    # The same text again (as stored: trimmed) changes nothing and says so.
+    before = Memory.all_objects.count()
+    same = run_json("correct", str(again["id"]), " Acme pays below market ", "--reason", "x")
+    assert same == {"id": again["id"], "supersedes": None, "changed": False}
+    out, _ = run("correct", str(again["id"]), "Acme pays below market", "--reason", "x")
+    assert out == f"fact {again['id']} already says that; nothing changed\n"
+    assert Memory.all_objects.count() == before
 
 
 def test_correct_refuses_bad_input_in_one_line_changing_nothing(small_ledger):
@@ -190,7 +197,6 @@ def test_correct_refuses_bad_input_in_one_line_changing_nothing(small_ledger):
     assert refused("correct", "424242", "new text", "--reason", "r") == "no fact with id 424242"
     assert "a reason is required" in refused("correct", fact, "new text", "--reason", "")
     assert "Secret Keyword" in refused("correct", fact, "password: hunter22", "--reason", "r")
-    assert "same fact" in refused("correct", fact, "ACME pays above market", "--reason", "r")
     assert counts() == before
 
 

@@ -79,6 +79,9 @@ class CurationViews:
 
         def save(data: dict[str, Any]) -> HttpResponse:
             new = services.correct(id=memory.pk, **data, actor=_actor(request))
+            if new.pk == memory.pk:
+                messages.warning(request, f"Fact #{memory.pk} already says that; nothing changed.")
+                return self._redirect_to_fact(memory.pk)
             self.log_change(request, memory, f"Corrected by #{new.pk}: {data['reason']}")
             self.log_addition(request, new, f"Correction of #{memory.pk}: {data['reason']}")
             messages.success(request, f"Fact #{memory.pk} corrected: #{new.pk} supersedes it.")

@@ -266,7 +266,13 @@ class MemoryCorrectApi(WriteApi):
         summary="Correct a fact: the old row is soft-deleted, a new one supersedes it",
         parameters=[_ID_PARAM],
         request=InputSerializer,
-        responses={201: FactSerializer, **_errors(403, 404, 409, 411, 413)},
+        responses={
+            201: OpenApiResponse(FactSerializer, description="the correction, a new fact"),
+            200: OpenApiResponse(
+                FactSerializer, description="the fact already says that: unchanged, nothing written"
+            ),
+            **_errors(403, 404, 409, 411, 413),
+        },
     )
     def post(self, request: Request, pk: str) -> Response:
         fact_id = _fact_id(pk)
@@ -274,4 +280,5 @@ class MemoryCorrectApi(WriteApi):
         since = timezone.now()
         new = services.correct(id=fact_id, **data, actor=request.user.get_username())
         row = _as_written(new, stamp=new.created_at, since=since)
-        return Response(FactSerializer(row).data, status=status.HTTP_201_CREATED)
+        code = status.HTTP_200_OK if new.pk == fact_id else status.HTTP_201_CREATED
+        return Response(FactSerializer(row).data, status=code)

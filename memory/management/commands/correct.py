@@ -17,5 +17,9 @@ class Command(KaraniCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         new = services.correct(id=opts["id"], text=opts["text"], reason=opts["reason"], actor="cli")
+        if new.pk == opts["id"]:
+            text = f"fact {new.pk} already says that; nothing changed"
+            self.emit(opts, {"id": new.pk, "supersedes": None, "changed": False}, text)
+            return
         text = f"corrected fact {opts['id']}: fact {new.pk} supersedes it"
-        self.emit(opts, {"id": new.pk, "supersedes": opts["id"]}, text)
+        self.emit(opts, {"id": new.pk, "supersedes": opts["id"], "changed": True}, text)
