@@ -199,11 +199,7 @@ allowed.config.generation.update(modes=[GenerationMode.POSITIVE], deterministic=
 # memory's operations: qualify's still refuse two kinds of request the schema allows (a POST
 # /api/context without a body, more than 10 distinct facts across fact_ids and facts; docs/api.md).
 @allowed.parametrize()
-@settings(
-    max_examples=10,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzzing(10)
 def test_every_request_the_schema_allows_is_taken(case, negative_ledger):
     # Texts with any character the schema allows (no 400 for the text policy), a correction to
     # the text a fact holds (200, not 400).
