@@ -2,7 +2,7 @@
 
     export KARANI_LLM_BASE_URL=$(scripts/local-llm url)
     .venv/bin/python -m bench.decision_effect [--limit N] [--modes basic,mem0]
-        [--versions qualify-v1,qualify-v3-context,qualify-v4-standing] [-v]
+        [--versions qualify-v1,qualify-v3-context,qualify-v5-standing] [-v]
 
 Decisions: bench/data/decisions.json (one candidate's facts, 40 postings, the facts that decide
 each) and bench/data/decision_verdicts.json (karani's own verdict labels). The candidate's
@@ -12,7 +12,7 @@ path: qualify.preparation.prompt_for, qualify.agent.ask, qualify.verdict.decide)
 
     qualify-v1           memory off (no block)
     qualify-v3-context   the ranked block alone (qualify.context.select)
-    qualify-v4-standing  the standing preferences (qualify.standing), then the ranked block
+    qualify-v5-standing  the standing preferences (qualify.standing), then the ranked block
 
 qualify-v2-memory (the seed's block, qualify.context.select_seed) is asked when named. Per
 version: agreement with the labels, verdict counts, prompt size, seconds per posting; for the
@@ -39,7 +39,7 @@ os.environ.setdefault("KARANI_LLM_TIMEOUT", "180")
 from bench.support import semantic_env  # noqa: E402
 
 DATA = BENCH_DIR / "data"
-VERSIONS = ("qualify-v1", "qualify-v3-context", "qualify-v4-standing")
+VERSIONS = ("qualify-v1", "qualify-v3-context", "qualify-v5-standing")
 PROFILE = "Senior software engineer with about ten years of backend and infrastructure work."
 # The candidate's dealbreakers (g11, g12, g18 and g22 are wishes, not dealbreakers) and the
 # company facts that settle one, either way.

@@ -14,9 +14,13 @@ from qualify.verdict import VERDICT_SCHEMA
 PRE_MEMORY = "qualify-v1"
 # The candidate's standing preferences (qualify.standing), then the ranked block of the
 # company's facts and the candidate's other ones (qualify.context.select).
-MEMORY_AWARE = "qualify-v4-standing"
+MEMORY_AWARE = "qualify-v5-standing"
 # Agent mode with the standing preferences in its prompt, its recall tool for the rest.
-MEMORY_AGENT = "qualify-v4-standing-agent"
+MEMORY_AGENT = "qualify-v5-standing-agent"
+# The standing part's first wording (a two-line opening, a longer left-out line; 7 Dec
+# 2026): kept so recorded rows resolve; replaying them renders v5's wording.
+MEMORY_AWARE_V4 = "qualify-v4-standing"
+MEMORY_AGENT_V4 = "qualify-v4-standing-agent"
 # The block built from the whole posting, the company's facts and the candidate's own each
 # in their share, every fact with why it is there, no standing part: kept so recorded rows
 # resolve and replay can compare.
@@ -88,6 +92,12 @@ VERSIONS: dict[str, PromptVersion] = {
     ),
     MEMORY_AGENT: PromptVersion(
         MEMORY_AGENT, memory_aware=True, agent=True, system=_AGENT_SYSTEM, standing=True
+    ),
+    MEMORY_AWARE_V4: PromptVersion(
+        MEMORY_AWARE_V4, memory_aware=True, agent=False, system=_BASE_SYSTEM, standing=True
+    ),
+    MEMORY_AGENT_V4: PromptVersion(
+        MEMORY_AGENT_V4, memory_aware=True, agent=True, system=_AGENT_SYSTEM, standing=True
     ),
     MEMORY_CONTEXT_BLOCK: PromptVersion(
         MEMORY_CONTEXT_BLOCK, memory_aware=True, agent=False, system=_BASE_SYSTEM

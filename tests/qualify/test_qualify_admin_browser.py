@@ -114,7 +114,7 @@ def test_a_decisions_standing_part_leads_to_the_standing_page(
         posting=make_posting(),
         verdict="rejected",
         fit_score=20,
-        prompt_version="qualify-v4-standing",
+        prompt_version="qualify-v5-standing",
     )
     DecisionFact.objects.create(
         qualification=q, memory_id=pref, why="your standing preference", part=FactPart.STANDING

@@ -42,7 +42,7 @@ def test_it_injects_the_memory_block_with_its_instruction(llm_settings, fake_llm
     # Every fact says why it is there, and the decision keeps the reason.
     assert "(why: company fact; bears on the title 'Senior SRE sre' ('sre'))" in prompt
     q = Qualification.objects.get()
-    assert q.prompt_version == prompts.MEMORY_AWARE == "qualify-v4-standing"
+    assert q.prompt_version == prompts.MEMORY_AWARE == "qualify-v5-standing"
     assert DecisionFact.objects.get(qualification=q).why == (
         "company fact; bears on the title 'Senior SRE sre' ('sre')"
     )

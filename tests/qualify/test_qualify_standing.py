@@ -326,3 +326,17 @@ def test_when_every_preference_fits_none_is_parsed(settings):
     # The order cannot change what is shown, so a small ledger never loads spaCy for it.
     assert len(selection.standing) == 1 and selection.standing_omitted == 0
     assert constraint.is_hard.cache_info().misses == 0
+
+
+def test_the_first_standing_wording_keeps_its_name_and_new_decisions_get_v5():
+    # The part's wording changed (one-line opening, short left-out line): a new name, so the
+    # funnel tells the two apart, and v4's recorded rows still resolve.
+    v4, v4_agent = (
+        prompts.VERSIONS["qualify-v4-standing"],
+        prompts.VERSIONS["qualify-v4-standing-agent"],
+    )
+    assert (v4.standing, v4.agent, v4_agent.standing, v4_agent.agent) == (True, False, True, True)
+    assert (prompts.MEMORY_AWARE, prompts.MEMORY_AGENT) == (
+        "qualify-v5-standing",
+        "qualify-v5-standing-agent",
+    )

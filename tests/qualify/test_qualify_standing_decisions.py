@@ -35,7 +35,7 @@ def test_a_decision_records_the_standing_preferences_it_was_shown(llm_settings, 
     assert standing.INSTRUCTION in prompt and prompts.MEMORY_INSTRUCTION in prompt
     assert "- A heavy SRE pager is my dealbreaker" in prompt
     q = Qualification.objects.get()
-    assert q.prompt_version == "qualify-v4-standing"
+    assert q.prompt_version == "qualify-v5-standing"
     assert (q.fact_ids, q.fact_count) == ([fact], 1)  # the ranked block's, as before
     rows = {r.memory_id: r for r in DecisionFact.objects.filter(qualification=q)}
     assert (rows[pref].part, rows[fact].part) == (FactPart.STANDING, FactPart.BLOCK)
@@ -57,7 +57,7 @@ def test_agent_mode_shows_the_standing_part_and_its_tool_never_repeats_it(
     tool = next(json.loads(m["content"]) for m in second["messages"] if m["role"] == "tool")
     assert [f["id"] for f in tool["facts"]] == [fact]
     q = Qualification.objects.get()
-    assert q.prompt_version == prompts.MEMORY_AGENT == "qualify-v4-standing-agent"
+    assert q.prompt_version == prompts.MEMORY_AGENT == "qualify-v5-standing-agent"
     parts = dict(DecisionFact.objects.filter(qualification=q).values_list("memory_id", "part"))
     assert parts == {pref: FactPart.STANDING, fact: FactPart.BLOCK}
 
