@@ -7,7 +7,6 @@ from rich.table import Table
 from memory import credentials
 from memory.errors import first_line
 from memory.management.base import KaraniCommand
-from memory.semantic import health
 
 
 class Command(KaraniCommand):
@@ -17,6 +16,9 @@ class Command(KaraniCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        # The health checks import the LLM client (seconds): `karani help` loads every command.
+        from memory.semantic import health
+
         report = health.diagnose()
         try:
             report.add("secrets screen", True, credentials.describe())

@@ -5,7 +5,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from memory.management.base import KaraniCommand
-from memory.semantic import reindex as reindexmod
 from memory.semantic.config import SemanticUnavailable
 
 
@@ -19,12 +18,15 @@ class Command(KaraniCommand):
         parser.add_argument(
             "--pending", action="store_true", help="only index pending rows, drop stale vectors"
         )
-        parser.add_argument(
-            "--batch-size", type=int, default=reindexmod.BATCH_SIZE, help="rows per embedding batch"
-        )
+        parser.add_argument("--batch-size", type=int, help="rows per embedding batch")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        # The index imports the LLM client (seconds): `karani help` loads every command.
+        from memory.semantic import reindex as reindexmod
+
+        if opts["batch_size"] is None:
+            opts["batch_size"] = reindexmod.BATCH_SIZE
         if not 1 <= opts["batch_size"] <= 1000:
             raise CommandError("--batch-size must be from 1 to 1000")
         console = Console(file=self.stderr, width=100)
