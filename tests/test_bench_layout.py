@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.one_pass
+
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 FILES = sorted(BENCH.rglob("*.py"))

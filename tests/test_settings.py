@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from ledger_helpers import KARANI, REPO, child_env
 
+# Each case reads settings in a child process: the suite's own database plays no part.
+pytestmark = pytest.mark.one_pass
+
 PROBE = r"""
 import json
 from django.core.exceptions import ImproperlyConfigured

@@ -507,6 +507,7 @@ def test_a_credential_split_by_a_soft_hyphen_or_a_bom_is_still_refused(db):
     assert counts() == before
 
 
+@pytest.mark.one_pass
 def test_the_schema_character_class_refuses_exactly_what_the_policy_refuses():
     import re
 
