@@ -191,13 +191,13 @@ def test_every_request_the_schema_forbids_is_refused(case, negative_ledger):
 
 
 allowed = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler()).include(
-    path_regex="^/api/memories"
+    path_regex="^/api/(memories|context)"
 )
 allowed.config.generation.update(modes=[GenerationMode.POSITIVE], deterministic=True)
 
 
-# memory's operations: qualify's still refuse two kinds of request the schema allows (a POST
-# /api/context without a body, more than 10 distinct facts across fact_ids and facts; docs/api.md).
+# memory's operations and the context: a decision is still refused with more than 10 distinct
+# facts across fact_ids and facts, which a schema cannot count (docs/api.md).
 @allowed.parametrize()
 @fuzzing(10)
 def test_every_request_the_schema_allows_is_taken(case, negative_ledger):

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.http import QueryDict
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
 from memory.validation import fits_json_type, json_type
@@ -92,10 +93,26 @@ class StrictSerializerSchema(OpenApiSerializerExtension):
 
     def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        # drf-spectacular leaves out the limit of a nested list (many=True, max_length=...).
+        for name, field in self.target.fields.items():
+            limit = getattr(field, "max_length", None)
+            if isinstance(field, serializers.ListSerializer) and limit is not None:
+                schema["properties"][name]["maxItems"] = limit
         # A rule across fields (a company and title, or a task) as the serializer states it.
         any_of = getattr(self.target, "schema_any_of", None)
         any_of = any_of() if callable(any_of) else any_of
         return {**schema, "additionalProperties": False, **({"anyOf": any_of} if any_of else {})}
+
+
+class StrictSchema(AutoSchema):
+    """A view's schema where a body with a rule across fields (``schema_any_of``) is required:
+    no one field is, yet no body at all breaks the rule."""
+
+    def _get_request_body(self, direction: str = "request") -> dict[str, Any] | None:
+        body = super()._get_request_body(direction)
+        if body is not None and getattr(self.get_request_serializer(), "schema_any_of", None):
+            body["required"] = True
+        return body
 
 
 class Timestamp(serializers.DateTimeField):

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from memory.api.base import ALWAYS, ApiView, error_responses, validated
 from memory.api.permissions import CanWriteMemory
-from memory.api.strict import utc_z
+from memory.api.strict import StrictSchema, utc_z
 from qualify import decisions, outcomes, selectors
 from qualify.api import serializers as shapes
 from qualify.errors import DecisionConflict, PostingNotFound
@@ -44,6 +44,7 @@ class ContextApi(QualifyApi):
     """Reads only, so any authenticated user may ask, by GET or (for long fields) by POST."""
 
     throttle_scope = "recall"
+    schema = StrictSchema()
 
     def _answer(self, data: dict[str, Any]) -> Response:
         built = selectors.working_context(**data)
