@@ -28,6 +28,10 @@ class FactAlreadyDeleted(MemoryInputError):
     """The fact exists but is soft-deleted, so it cannot be corrected or forgotten again."""
 
 
+class FactAlreadyLive(MemoryInputError):
+    """A correction's text is another live fact already: a conflict with the ledger's state."""
+
+
 def first_line(exc: BaseException) -> str:
     """An exception as one line for a person: its message's first line, or its type's name."""
     text = str(exc).strip()

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memory import index, redaction
 from memory.credentials import find_secrets
-from memory.errors import FactAlreadyDeleted, FactNotFound, MemoryInputError
+from memory.errors import FactAlreadyDeleted, FactAlreadyLive, FactNotFound
 
 # Kind and Source are part of the door's vocabulary: callers (qualify) name them as
 # services.Kind / services.Source and never import memory.models.
@@ -159,7 +159,7 @@ def correct(*, id: int, text: str, reason: str, actor: str = "") -> Memory:
         _soft_delete(old, reason=reason, actor=actor, now=now)
         result = write_fact(fact, actor=actor, now=now, supersedes=old)
         if not result.created:  # a live twin: raising rolls back the delete and the touch
-            raise MemoryInputError(
+            raise FactAlreadyLive(
                 f"the corrected text is already live as fact {result.id}; forget {old.pk} instead",
                 field="text",
             )

@@ -160,11 +160,13 @@ def test_it_validates_the_corrected_text(fact, text):
     assert _snapshot() == before
 
 
-def test_it_refuses_a_correction_that_is_the_same_fact(fact):
+def test_a_correction_to_the_text_the_fact_holds_returns_it_unchanged(fact):
     before = _snapshot()
-    with pytest.raises(MemoryInputError, match="same fact"):
-        services.correct(id=fact.pk, text="  PREFERS fully remote ROLES ", reason="r")
+    assert services.correct(id=fact.pk, text=f"  {fact.text}\r\n", reason="r").pk == fact.pk
     assert _snapshot() == before
+    # Another case is another text: a real correction.
+    new = services.correct(id=fact.pk, text=fact.text.upper(), reason="case")
+    assert new.supersedes_id == fact.pk and new.text == fact.text.upper()
 
 
 def test_it_refuses_a_correction_whose_text_is_already_live(fact):

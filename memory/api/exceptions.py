@@ -18,6 +18,7 @@ from rest_framework.views import exception_handler, set_rollback
 
 from memory.errors import (
     FactAlreadyDeleted,
+    FactAlreadyLive,
     FactNotFound,
     MemoryInputError,
     SecretRefused,
@@ -61,9 +62,10 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response:
             code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
             response.data = error_body(str(code), " ".join(_flatten(detail)))
         return response
-    if isinstance(exc, FactAlreadyDeleted):
-        # A conflict with the fact's state, not malformed input.
-        return Response(error_body("fact_deleted", str(exc)), status=409)
+    if isinstance(exc, FactAlreadyDeleted | FactAlreadyLive):
+        # A conflict with the ledger's state, not malformed input.
+        code = "fact_deleted" if isinstance(exc, FactAlreadyDeleted) else "fact_exists"
+        return Response(error_body(code, str(exc)), status=409)
     if isinstance(exc, MemoryInputError):
         # The request's name for the input (recall's ``q`` is the service's query).
         field = getattr(context.get("view"), "field_names", {}).get(exc.field, exc.field)
