@@ -149,17 +149,34 @@ def _materialise_many(lists: list[list[keyword.Hit]]) -> list[list[RecalledFact]
     ]
 
 
-def standing_preferences() -> list[RecalledFact]:
-    """Every live unscoped preference, newest first (score 0): the candidate's standing
-    criteria, which every decision shows whatever the posting says (qualify's context)."""
+@dataclass(frozen=True)
+class Preference:
+    """A standing preference as ranking reads it: its id and its words."""
+
+    id: int
+    text: str
+
+
+def standing_preferences(*, before: datetime | None = None) -> list[Preference]:
+    """Every live unscoped preference (written before ``before`` if given), newest first: the
+    candidate's standing criteria, which every decision shows whatever the posting says
+    (qualify's context). Id and text alone, since a ledger may hold a thousand of them and a
+    posting shows a score; ``facts`` reads the shown ones whole."""
     if modes.current() == modes.OFF:
         return []
-    rows = (
-        Memory.objects.filter(kind=Kind.PREFERENCE, company_key__isnull=True)
-        .order_by("-created_at", "-id")
-        .values_list(*keyword.ROW_FIELDS)
-    )
-    return [RecalledFact(*row, score=0.0) for row in rows]
+    rows = Memory.objects.filter(kind=Kind.PREFERENCE, company_key__isnull=True)
+    if before is not None:
+        rows = rows.filter(created_at__lt=before)
+    return [
+        Preference(*row) for row in rows.order_by("-created_at", "-id").values_list("id", "text")
+    ]
+
+
+def facts(ids: list[int]) -> list[RecalledFact]:
+    """The live facts of ``ids``, in that order (score 0); one forgotten since is left out."""
+    found = Memory.objects.filter(pk__in=ids).values_list(*keyword.ROW_FIELDS)
+    rows = {row[0]: row for row in found}
+    return [RecalledFact(*rows[pk], score=0.0) for pk in ids if pk in rows]
 
 
 def get_fact(*, id: int) -> Memory:

@@ -151,6 +151,14 @@ def recall_facts(
     return [f for f in result.results if in_scope(f, own, before)][:limit], result.fallback
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A fact's score against the posting and the piece that gave it."""
+
+    score: float
+    piece: Piece
+
+
 @dataclass
 class Candidate:
     """A recalled fact, its score over the pieces and the piece that matched it best."""
@@ -293,7 +301,7 @@ def _recall_safely(mode: str, gather_facts: Callable[[], Gathered]) -> Selection
     )
 
 
-def affinity(found: list[selectors.RecalledFact], queries: list[Piece]) -> dict[int, Candidate]:
+def affinity(found: list[selectors.Preference], queries: list[Piece]) -> dict[int, Scored]:
     """In semantic mode, each standing preference's score against the posting: how far its
     cosine with its closest piece stands above its mean cosine with the posting's other pieces
     (the cosine itself for a one-piece posting), with that piece. A preference close to every
@@ -308,7 +316,7 @@ def affinity(found: list[selectors.RecalledFact], queries: list[Piece]) -> dict[
     # The mean of the other pieces' cosines; none (0) for a one-piece posting.
     rest = (cosines.sum(axis=0) - top) / max(len(queries) - 1, 1)
     return {
-        f.id: Candidate(fact=f, score=float(top[i] - rest[i]), piece=queries[int(best[i])])
+        f.id: Scored(score=float(top[i] - rest[i]), piece=queries[int(best[i])])
         for i, f in enumerate(found)
     }
 
@@ -325,19 +333,19 @@ def standing(
     qualify.standing.rank) and fitted to the budget; and the ids of all of them, shown or not,
     which the ranked block leaves out. The posting's score is ``affinity`` to ``queries`` (the
     posting's pieces) in semantic mode when they do not all fit, else what recall gave it."""
-    found = [f for f in selectors.standing_preferences() if before is None or f.created_at < before]
-    scored = dict(candidates)
+    found = selectors.standing_preferences(before=before)
+    scored: dict[int, Scored] = {pk: Scored(c.score, c.piece) for pk, c in candidates.items()}
     if queries and not fallback and not standing_part.fits_whole(found):
         scored |= affinity(found, queries)
-    ranked = standing_part.rank(found, lambda f: c.score if (c := scored.get(f.id)) else 0.0)
-    # Fitted first: a ledger of a thousand preferences shows a score of them, and only those
-    # need their reasons written.
+    ranked = standing_part.rank(found, lambda f: s.score if (s := scored.get(f.id)) else 0.0)
+    # Fitted first, and only the shown read whole: a ledger of a thousand preferences shows
+    # a score of them.
     part = standing_part.fit(ranked)
-    everywhere = Piece("", "standing", "")
-    shown = [
-        _shown(scored.get(f.id) or Candidate(fact=f, score=0.0, piece=everywhere), standing=True)
-        for f in part.facts
-    ]
+    everywhere = Scored(0.0, Piece("", "standing", ""))
+    shown = []
+    for fact in selectors.facts([f.id for f in part.facts]):
+        s = scored.get(fact.id, everywhere)
+        shown.append(_shown(Candidate(fact=fact, score=s.score, piece=s.piece), standing=True))
     return replace(part, facts=shown), {f.id for f in found}
 
 
