@@ -198,6 +198,13 @@ class Memory(SoftDeleteModel):
             # Admin company filter over every row (auditors see deleted ones too), newest
             # first; the live-only company index above cannot serve it.
             models.Index(fields=["company_key", "-id"], name="memories_company_all"),
+            # The standing preferences every posting reads, newest first: a few rows among
+            # many, so no scan and sort of the whole ledger per posting.
+            models.Index(
+                fields=["-created_at", "-id"],
+                condition=Q(deleted_at__isnull=True, kind="preference", company_key__isnull=True),
+                name="memories_live_standing",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -75,7 +75,13 @@ def rank(
 def fits_whole(facts: list[Any], budget: int | None = None) -> bool:
     """Whether the part shows every one of ``facts`` within ``budget`` characters."""
     budget = settings.KARANI_STANDING_BUDGET if budget is None else budget
-    return OPENING_CHARS + sum(len(line(f)) + 1 for f in facts) <= budget
+    used = OPENING_CHARS
+    for fact in facts:
+        # Stops at the first one past the budget: a ledger may hold a thousand.
+        used += len(line(fact)) + 1
+        if used > budget:
+            return False
+    return True
 
 
 def fit(ranked: list[Any], budget: int | None = None) -> StandingPart:
