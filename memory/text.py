@@ -167,6 +167,16 @@ def refusal(text: str, *, field: str) -> str | None:
     return f"{field} contains {kind} U+{ord(char):04X} at position {position}; remove it"
 
 
+def too_long(sent: str, stored: str, *, field: str, limit: int) -> str | None:
+    """The one message for a text over ``limit``, or None. It counts the text as sent, as a
+    schema's ``maxLength`` does (normalising CRLF must not make a refused text fit), and as
+    stored, which NFC can lengthen ("\ufb2c" is three code points)."""
+    length = max(len(sent), len(stored))
+    if length <= limit:
+        return None
+    return f"{field} is {length} characters; the limit is {limit}"
+
+
 def normalise(text: str, *, multiline: bool) -> str:
     """``text`` as it is stored, indexed and deduplicated: line breaks as LF, tabs and Unicode
     spaces as a plain space, invisible characters dropped (a joiner only where it joins),

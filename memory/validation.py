@@ -54,10 +54,8 @@ def clean_text(
     clean = textmod.normalise(_string(value, what), multiline=multiline)
     if not clean:
         raise MemoryInputError(f"{what} is empty", field=what)
-    if len(clean) > max_chars:
-        raise MemoryInputError(
-            f"{what} is {len(clean)} characters; the limit is {max_chars}", field=what
-        )
+    if message := textmod.too_long(value, clean, field=what, limit=max_chars):
+        raise MemoryInputError(message, field=what)
     return clean
 
 
@@ -71,8 +69,9 @@ def clean_company(value: Any) -> tuple[str | None, str | None]:
         raise MemoryInputError(
             "company name is empty after normalisation; omit it for a global fact", field="company"
         )
-    # The key can outgrow the name ("ß" casefolds to "ss"); both share the column limit.
-    if max(len(display), len(key)) > MAX_COMPANY_CHARS:
+    # The key can outgrow the name ("ß" casefolds to "ss"); both share the column limit, and
+    # the name as sent counts too, as the schema's maxLength counts it.
+    if max(len(value), len(display), len(key)) > MAX_COMPANY_CHARS:
         raise MemoryInputError(
             f"company is longer than {MAX_COMPANY_CHARS} characters", field="company"
         )

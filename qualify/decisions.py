@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from memory import selectors as memory_selectors
 from memory import services as memory
+from memory.errors import FactNotFound
 from memory.text import company_key
 from qualify import holdout, inputs, writer
 from qualify.errors import CompanyMismatch, DecisionConflict, QualifyInputError, UrlTaken
@@ -30,6 +31,7 @@ MAX_MODEL_CHARS = 200
 POSTING_FIELDS = ("role_category", "location", "remote", "salary", "description", "url")
 # Standing preferences a decision may record as shown (the context's "standing" list).
 MAX_STANDING = 200
+BOTH_FACT_LISTS = "send fact_ids or facts, not both (facts is fact_ids with each fact's why)"
 # Identical writers racing: each lost race is retried once it can see the winner's rows.
 ATTEMPTS = 3
 
@@ -41,7 +43,10 @@ def _clean_facts(
     field: str = "fact_ids",
     most: int = MAX_FACTS_PER_DECISION,
 ) -> dict[int, str]:
-    """fact id -> why, in the order given: ``fact_ids`` and/or ``facts`` ([{"id", "why"}])."""
+    """fact id -> why, in the order given: ``fact_ids``, or ``facts`` ([{"id", "why"}])."""
+    # Two ways to say one thing: one list keeps the cap of 10 a schema's maxItems can state.
+    if fact_ids is not None and facts is not None:
+        raise QualifyInputError(BOTH_FACT_LISTS, field="facts")
     if fact_ids is not None and not isinstance(fact_ids, list):
         raise QualifyInputError("fact_ids must be a list of fact ids", field="fact_ids")
     if facts is not None and not isinstance(facts, list):
@@ -71,7 +76,8 @@ def _clean_facts(
         memory_selectors.list_facts(status="all").filter(pk__in=chosen).values_list("pk", flat=True)
     )
     if missing := [str(i) for i in chosen if i not in known]:
-        raise QualifyInputError(f"no fact with id {', '.join(missing)}", field=field)
+        # An unknown id, as a path's would be (404): no schema can know which ids exist.
+        raise FactNotFound(f"no fact with id {', '.join(missing)} (in {field})")
     return chosen
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from memory.text import normalise, refusal
+from memory.text import normalise, refusal, too_long
 from qualify import remote_policy
 from qualify.context import Subject
 from qualify.credentials import refuse
@@ -39,9 +39,8 @@ def clean_text(value: Any, *, name: str, limit: int | None = None, required: boo
     text = normalise(value, multiline=name in MULTILINE)
     if required and not text:
         raise QualifyInputError(f"{name} is empty", field=name)
-    limit = limit or max_chars(name)
-    if len(text) > limit:
-        raise QualifyInputError(f"{name} is longer than {limit} characters", field=name)
+    if message := too_long(value, text, field=name, limit=limit or max_chars(name)):
+        raise QualifyInputError(message, field=name)
     refuse(name, text)
     return text
 

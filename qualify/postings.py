@@ -13,7 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from memory.text import normalise, refusal
+from memory.text import normalise, refusal, too_long
 from qualify import remote_policy
 from qualify.credentials import first_refusal
 from qualify.errors import QualifyError
@@ -119,12 +119,12 @@ def _text(record: dict[str, Any], name: str) -> str:
         return ""
     if not isinstance(value, str):
         raise PostingRowError(f"{name} must be text")
-    value = _policy(value, name, multiline=name in MULTILINE)
-    if name in REQUIRED and not value:
+    text = _policy(value, name, multiline=name in MULTILINE)
+    if name in REQUIRED and not text:
         raise PostingRowError(f"{name} is empty")
-    if len(value) > LIMITS[name]:
-        raise PostingRowError(f"{name} is longer than {LIMITS[name]} characters")
-    return value
+    if message := too_long(value, text, field=name, limit=LIMITS[name]):
+        raise PostingRowError(message)
+    return text
 
 
 def _dealbreakers(value: Any) -> list[str]:

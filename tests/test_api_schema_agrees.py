@@ -163,6 +163,31 @@ def test_a_fields_form_is_in_the_schema_and_the_server_agrees(writer, spec, fiel
     assert valid == taken
 
 
+def test_a_decision_names_its_facts_one_way_in_the_schema_and_the_server_agrees(writer, spec):
+    # A schema cannot count a union of two lists: one list or the other, each within maxItems.
+    schema = spec["components"]["schemas"]["DecisionRequest"]
+    assert schema["not"] == {"required": ["fact_ids", "facts"]}
+    assert schema["properties"]["fact_ids"]["maxItems"] == 10
+    assert schema["properties"]["facts"]["maxItems"] == 10
+    both = writer.post("/api/decisions", decision_body(fact_ids=[], facts=[]))
+    assert "not both" in _refused(both, "facts")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/memories", {"text": "x" * 1000 + "\r\n" + "x" * 999}, "text"),
+        ("/api/memories", {"text": "Remote", "ref": "r" * 100 + "\r\n" + "r" * 99}, "ref"),
+        ("/api/context", {"task": "t" * 1000 + "\r\n" + "t" * 999}, "task"),
+    ],
+)
+def test_a_text_over_max_length_as_sent_is_refused(writer, spec, path, body, field):
+    # maxLength counts the text as sent; the server once counted it normalised (CRLF as LF).
+    answer = writer.post(path, body)
+    assert "characters; the limit is" in _refused(answer, field)
+    assert Memory.objects.count() == 0
+
+
 @pytest.fixture
 def negative_ledger(through_wsgi, settings) -> str:
     settings.KARANI_MEMORY = "basic"
@@ -196,8 +221,8 @@ allowed = schemathesis.openapi.from_wsgi("/api/schema/", WSGIHandler()).include(
 allowed.config.generation.update(modes=[GenerationMode.POSITIVE], deterministic=True)
 
 
-# memory's operations and the context: a decision is still refused with more than 10 distinct
-# facts across fact_ids and facts, which a schema cannot count (docs/api.md).
+# memory's operations and the context: a decision's fact ids must name facts the ledger holds,
+# which a schema cannot know.
 @allowed.parametrize()
 @fuzzing(10)
 def test_every_request_the_schema_allows_is_taken(case, negative_ledger):

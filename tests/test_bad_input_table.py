@@ -67,7 +67,10 @@ PAYLOADS = {
         r"remote 'sometimes \(flexible\)' names no policy",
     ),
     # A location at its limit, and the remote policy's detail it would have to keep.
-    "location past its limit with the detail": ("L" * 195, r"location is longer than 200"),
+    "location past its limit with the detail": (
+        "L" * 195,
+        r"location .*limit is 200|location .*longer than 200",
+    ),
     "unknown stage": ("hired", r"hired.*stage|stage.*hired"),
     "fit score high": (101, r"100"),
     "fit score negative": (-1, r"\b0\b"),

@@ -38,6 +38,23 @@ def test_it_refuses_text_over_2000_characters_naming_the_limit(ledger_with_one_f
 
 
 @pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        # The limit counts the text as sent (a schema's maxLength does), not as normalised.
+        ("text", "x" * 1000 + "\r\n" + "x" * 999, "text is 2001 characters; the limit is 2000"),
+        ("text", "\ufeff" + "x" * 2000, "text is 2001 characters; the limit is 2000"),
+        ("ref", "r" * 100 + "  " + "r" * 99, "ref is 201 characters; the limit is 200"),
+        ("company", "A" * 100 + "  " + "A" * 99, "company is longer than 200 characters"),
+        # NFC lengthens U+FB2C to three code points: the stored text counts too.
+        ("text", "\ufb2c" * 700, "text is 2100 characters; the limit is 2000"),
+    ],
+)
+def test_it_counts_a_text_as_sent_and_as_stored(ledger_with_one_fact, field, value, expected):
+    message = _refused(expected, **{field: value})
+    assert message == expected
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("null\x00byte", "text contains a control character U+0000 at position 5; remove it"),

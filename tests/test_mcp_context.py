@@ -56,6 +56,12 @@ async def _recorded(session, context: dict) -> dict:
                 "record_decision",
                 {**decision, "external_id": f"{URL}/2", "remote": "sometimes"},
             ),
+            # A limit counts the text as sent, as the API's schema does (CRLF counts two).
+            "long title": await call(
+                "record_decision",
+                {**decision, "external_id": f"{URL}/3", "title": "S" * 150 + "\r\n" + "S" * 149},
+            ),
+            "long fact": await call("remember", {"text": "x" * 1000 + "\r\n" + "x" * 999}),
         },
     }
 
@@ -94,6 +100,8 @@ def test_an_agent_gets_the_block_and_records_its_decision(server_env, tmp_path):
     assert "credential" in _text(out["refused"]["secret"])
     assert "never-seen" in _text(out["refused"]["unknown"])
     assert "names no policy" in _text(out["refused"]["remote"])
+    assert _text(out["refused"]["long title"]) == "title is 301 characters; the limit is 300"
+    assert _text(out["refused"]["long fact"]) == "text is 2001 characters; the limit is 2000"
     assert "Traceback" not in (tmp_path / "server.stderr").read_text()
     if connection.vendor == "postgresql":
         decided = Qualification.objects.select_related("posting").get()

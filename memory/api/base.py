@@ -17,7 +17,7 @@ from memory import clock
 from memory.api import exceptions, transport
 from memory.api.parsers import JSONParser
 from memory.api.serializers import ErrorSerializer
-from memory.api.text import screened
+from memory.api.text import refuse_too_long, screened
 from memory.conf import settings
 
 THROTTLE_SCOPES = ("recall", "write")
@@ -88,6 +88,8 @@ def error_responses(
 
 def validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
     """``data`` under the text policy, checked by ``serializer``; a refusal is the API's 400."""
-    body = serializer(data=screened(data))
+    clean = screened(data)
+    refuse_too_long(serializer().fields, data)
+    body = serializer(data=clean)
     body.is_valid(raise_exception=True)
     return body.validated_data

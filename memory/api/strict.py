@@ -101,7 +101,11 @@ class StrictSerializerSchema(OpenApiSerializerExtension):
         # A rule across fields (a company and title, or a task) as the serializer states it.
         any_of = getattr(self.target, "schema_any_of", None)
         any_of = any_of() if callable(any_of) else any_of
-        return {**schema, "additionalProperties": False, **({"anyOf": any_of} if any_of else {})}
+        rules = {"anyOf": any_of} if any_of else {}
+        # Fields that exclude each other (fact_ids or facts): not all of them at once.
+        if exclusive := getattr(self.target, "schema_exclusive", None):
+            rules["not"] = {"required": list(exclusive)}
+        return {**schema, "additionalProperties": False, **rules}
 
 
 class StrictSchema(AutoSchema):

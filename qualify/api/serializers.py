@@ -152,6 +152,9 @@ class FactUsedSerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="DecisionRequest")
 class DecisionRequestSerializer(StrictSerializer):
+    # The facts the decision was given, one way or the other (qualify.decisions).
+    schema_exclusive = ("fact_ids", "facts")
+
     external_id = external_id()
     company = _text("company", blank="refused", required=True)
     title = _text("title", blank="refused", required=True)
@@ -168,7 +171,10 @@ class DecisionRequestSerializer(StrictSerializer):
         help_text="the facts the decision was given (from context)",
     )
     facts = FactUsedSerializer(
-        many=True, required=False, max_length=MAX_FACTS_PER_DECISION, help_text="or with why"
+        many=True,
+        required=False,
+        max_length=MAX_FACTS_PER_DECISION,
+        help_text="or, instead of fact_ids, with why",
     )
     model = _text("model", max_length=MAX_MODEL_CHARS, help_text="the model that decided")
     standing = FactUsedSerializer(

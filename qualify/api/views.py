@@ -17,7 +17,7 @@ from qualify.api import serializers as shapes
 from qualify.errors import DecisionConflict, PostingNotFound
 
 _MEANING = {
-    404: "no posting with that external_id",
+    404: "no posting with that external_id; for a decision, no fact with an id it names",
     409: "a different verdict under the same prompt version is already recorded"
     " (decision_conflict), a url another external id holds (url_taken), or a company other"
     " than the posting's (company_mismatch)",
@@ -106,7 +106,7 @@ class DecisionApi(WriteApi):
         responses={
             201: OpenApiResponse(shapes.DecisionSerializer, description="a new decision"),
             200: OpenApiResponse(shapes.DecisionSerializer, description="an exact repeat"),
-            **_errors(403, 409, 411, 413),
+            **_errors(403, 404, 409, 411, 413),
         },
     )
     def post(self, request: Request) -> Response:

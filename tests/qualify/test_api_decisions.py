@@ -37,7 +37,9 @@ def verdict_facts() -> list[Memory]:
 def test_it_records_the_posting_the_decision_and_one_verdict_fact(writer, facts):
     response = writer.post(
         "/api/decisions",
-        decision(facts=[{"id": facts[0], "why": "company fact; matches 'pager'"}], fact_ids=facts),
+        decision(
+            facts=[{"id": facts[0], "why": "company fact; matches 'pager'"}, {"id": facts[1]}]
+        ),
         format="json",
     )
 
@@ -248,10 +250,40 @@ def test_it_records_the_standing_preferences_the_context_showed(writer, facts, s
     rows = dict(DecisionFact.objects.values_list("memory_id", "part"))
     assert rows == {company: "block", pref: "standing"}
     assert DecisionFact.objects.get(memory_id=pref).why == standing[0]["why"] != ""
-    assert too_many.status_code == 400 and "no fact with id 1000000000" in str(too_many.json())
+    assert too_many.status_code == 404, too_many.content
+    assert error_of(too_many)["message"] == "no fact with id 1000000000 (in standing)"
     settings.KARANI_MEMORY_HOLDOUT = 0.5
     held = next(f"{URL}?{n}" for n in range(1000) if holdout.arm_for(f"{URL}?{n}") == "holdout")
     refused = writer.post(
         "/api/decisions", decision(external_id=held, standing=[{"id": pref}]), format="json"
     )
     assert refused.status_code == 400 and "held out" in str(refused.json())
+
+
+def test_fact_ids_and_facts_together_are_refused_and_nothing_is_written(writer, facts):
+    # Two ways to name the facts: one list keeps the cap of 10 a schema can state (maxItems).
+    response = writer.post(
+        "/api/decisions",
+        decision(fact_ids=facts[:1], facts=[{"id": facts[1], "why": "remote"}]),
+        format="json",
+    )
+
+    error = error_of(response)
+    assert response.status_code == 400 and error["code"] == "invalid", response.content
+    assert (
+        error["message"]
+        == "send fact_ids or facts, not both (facts is fact_ids with each fact's why)"
+    )
+    assert list(error["fields"]) == ["facts"]
+    assert (Posting.objects.count(), Qualification.objects.count(), verdict_facts()) == (0, 0, [])
+
+
+def test_a_text_over_its_limit_as_sent_is_refused_though_normalising_shortens_it(writer):
+    # The schema's maxLength counts the title as sent; CRLF collapsing to a space must not fit it.
+    title = "S" * 150 + "\r\n" + "S" * 149  # 301 sent, 300 stored
+
+    response = writer.post("/api/decisions", decision(title=title), format="json")
+
+    assert response.status_code == 400, response.content
+    assert error_of(response)["message"] == "title is 301 characters; the limit is 300"
+    assert (Posting.objects.count(), Qualification.objects.count()) == (0, 0)
