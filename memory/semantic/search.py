@@ -105,10 +105,15 @@ def cosines(
     if not vectors or not ledger_ids:
         return [[0.0] * len(ledger_ids) for _ in vectors]
     asked = sql.SQL(", ").join([sql.SQL("(%s, %s::vector)")] * len(vectors))
+    # The cosines are computed before grouping (a materialised CTE): grouped directly, the
+    # planner sorts every (piece, vector) row with its vector, tens of megabytes on disk for a
+    # ledger of a thousand preferences (219 ms against 32). The id comes as a number, not as
+    # JSON that psycopg would parse once per row.
     query = sql.SQL(
-        "SELECT q.n, t.payload->'ledger_id', MAX(1 - (t.vector <=> q.v))"
-        " FROM (VALUES {}) AS q(n, v) CROSS JOIN {} AS t"
-        " WHERE t.payload->>'user_id' = %s AND t.payload->>'ledger_id' = ANY(%s) GROUP BY 1, 2"
+        "WITH s AS MATERIALIZED (SELECT q.n, (t.payload->>'ledger_id')::bigint AS ledger_id,"
+        " 1 - (t.vector <=> q.v) AS cosine FROM (VALUES {}) AS q(n, v) CROSS JOIN {} AS t"
+        " WHERE t.payload->>'user_id' = %s AND t.payload->>'ledger_id' = ANY(%s))"
+        " SELECT n, ledger_id, MAX(cosine) FROM s GROUP BY 1, 2"
     ).format(asked, sql.Identifier(client.config.collection))
     pairs = [x for n, vector in enumerate(vectors) for x in (n, vector)]
     with client.pool.connection() as conn:
