@@ -1,6 +1,7 @@
 """The one door for reads from memory: recall, standing preferences, get_fact, list_facts
 (validated like writes), and the credentials found in stored texts."""
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -134,10 +135,7 @@ def _materialise(hits: list[keyword.Hit]) -> list[RecalledFact]:
 def _materialise_many(lists: list[list[keyword.Hit]]) -> list[list[RecalledFact]]:
     # A single keyword search's hits carry their rows already; the others are read at once.
     missing = {h.memory_id for hits in lists for h in hits if h.row is None}
-    rows = {}
-    if missing:  # no query built at all when every hit has its row
-        found = Memory.objects.filter(pk__in=missing).values_list(*keyword.ROW_FIELDS)
-        rows = {row[0]: row for row in found}
+    rows = _rows(missing) if missing else {}  # no query at all when every hit has its row
     # A fact deleted between ranking and fetch has no row: never return a dead fact.
     return [
         [
@@ -174,9 +172,15 @@ def standing_preferences(*, before: datetime | None = None) -> list[Preference]:
 
 def facts(ids: list[int]) -> list[RecalledFact]:
     """The live facts of ``ids``, in that order (score 0); one forgotten since is left out."""
-    found = Memory.objects.filter(pk__in=ids).values_list(*keyword.ROW_FIELDS)
-    rows = {row[0]: row for row in found}
+    rows = _rows(ids)
     return [RecalledFact(*rows[pk], score=0.0) for pk in ids if pk in rows]
+
+
+def _rows(ids: Iterable[int]) -> dict[int, tuple]:
+    """The live facts of ``ids`` as keyword.ROW_FIELDS rows, by id."""
+    return {
+        row[0]: row for row in Memory.objects.filter(pk__in=ids).values_list(*keyword.ROW_FIELDS)
+    }
 
 
 def get_fact(*, id: int) -> Memory:
