@@ -4,6 +4,7 @@ and tokenisation shared by validation, dedupe and keyword recall."""
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 from stop_words import get_stop_words
@@ -218,14 +219,22 @@ def _without_surrogates(first: int, last: int) -> list[tuple[int, int]]:
 def refused_ranges() -> tuple[tuple[int, int], ...]:
     """Every refused code point as inclusive (first, last) ranges, about 35 of them; it reads
     the whole Unicode database (about 0.2 s), so it runs once, at schema time."""
-    ranges: list[tuple[int, int]] = []
-    for code in range(0x110000):
-        # Only "other" (C*) characters are ever refused: the category alone skips the rest fast.
-        char = chr(code)
-        if unicodedata.category(char)[0] != "C" or refused_kind(char) is None:
-            continue
-        if ranges and ranges[-1][1] == code - 1:
-            ranges[-1] = (ranges[-1][0], code)
+    # Only "other" (C*) characters are ever refused: the category alone skips the rest fast.
+    return tuple(
+        runs(
+            code
+            for code in range(0x110000)
+            if unicodedata.category(chr(code))[0] == "C" and refused_kind(chr(code)) is not None
+        )
+    )
+
+
+def runs(codes: Iterable[int]) -> list[tuple[int, int]]:
+    """Ascending code points as inclusive (first, last) runs of consecutive ones."""
+    found: list[tuple[int, int]] = []
+    for code in codes:
+        if found and found[-1][1] == code - 1:
+            found[-1] = (found[-1][0], code)
         else:
-            ranges.append((code, code))
-    return tuple(ranges)
+            found.append((code, code))
+    return found

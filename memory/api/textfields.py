@@ -15,7 +15,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
-from memory.text import INVISIBLE, JOINERS, refused_class, refused_kind
+from memory.text import INVISIBLE, JOINERS, refused_class, refused_kind, runs
 
 BLANK_MODES = ("refused", "allowed", "empty")
 # What a regex class must escape; no refused or blank character is one of these.
@@ -24,17 +24,11 @@ _SPECIAL = "\\]^-["
 
 def _ranges(codes: list[int]) -> str:
     """The body of a regex class holding ``codes``, as literal characters and ranges."""
-    spans: list[list[int]] = []
-    for code in codes:
-        if spans and spans[-1][1] == code - 1:
-            spans[-1][1] = code
-        else:
-            spans.append([code, code])
 
     def char(code: int) -> str:
         return "\\" + chr(code) if chr(code) in _SPECIAL else chr(code)
 
-    return "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in spans)
+    return "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in runs(codes))
 
 
 # Every character str.isspace() takes lies below U+3001 (U+3000 is the last).
